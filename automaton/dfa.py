@@ -1,0 +1,156 @@
+"""The deterministic byte automaton, built lazily from a ``Program`` by subset construction.
+
+A configuration is a call stack: a tuple of program states, the last one current, the ones below
+it the states to resume when each called fragment finishes. A DFA state is the set of
+configurations that can read a next byte (its *kernel*) plus whether the document may end here.
+States are numbered as they are first reached and their transitions are cached, so a warm step is
+one list lookup; the set of states stays finite because recursion depth is bounded.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .program import Program
+
+DEAD = -1
+
+Config = tuple[int, ...]
+
+
+class LazyDFA:
+    def __init__(self, program: Program, max_states: int = 200_000):
+        self.program = program
+        self.max_states = max_states
+        self._kernels: list[frozenset[Config]] = []
+        self._accepting: list[bool] = []
+        self._ids: dict[tuple[frozenset[Config], bool], int] = {}
+        self._rows: list[list[int] | None] = []
+        self._lock = threading.Lock()
+        root = program.fragments[program.root]
+        self.start = self._intern(*self._closure([(root.start,)]))
+
+    # -- public byte-step API ----------------------------------------------------------------
+    def step(self, state: int, byte: int) -> int:
+        row = self._rows[state]
+        if row is None:
+            row = self.row(state)
+        return row[byte]
+
+    def is_accepting(self, state: int) -> bool:
+        return self._accepting[state]
+
+    def walk(self, data: bytes, state: int | None = None) -> int:
+        """The state after ``data`` from ``state`` (default: start), or ``DEAD``."""
+        s = self.start if state is None else state
+        for b in data:
+            if s == DEAD:
+                return DEAD
+            row = self._rows[s]
+            if row is None:
+                row = self.row(s)
+            s = row[b]
+        return s
+
+    @property
+    def num_states(self) -> int:
+        return len(self._kernels)
+
+    def row(self, state: int) -> list[int]:
+        """All 256 successors of ``state`` (``DEAD`` where a byte is refused), computed once."""
+        row = self._rows[state]
+        if row is not None:
+            return row
+        with self._lock:
+            row = self._rows[state]
+            if row is None:
+                row = self._compute_row(state)
+                self._rows[state] = row
+        return row
+
+    # -- construction ------------------------------------------------------------------------
+    def _depth_left(self, config: Config) -> int:
+        frags = self.program.fragments
+        owner = self.program.owner
+        used = sum(1 for s in config if frags[owner[s]].recursive)
+        return self.program.max_depth - used
+
+    def _closure(self, configs) -> tuple[frozenset[Config], bool]:
+        prog = self.program
+        edges, eps, calls, owner, frags = prog.edges, prog.eps, prog.calls, prog.owner, prog.fragments
+        root_final = frags[prog.root].final
+        seen: set[Config] = set()
+        stack = list(configs)
+        kernel = []
+        accepting = False
+        while stack:
+            c = stack.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            s = c[-1]
+            if edges[s]:
+                kernel.append(c)
+            if s == frags[owner[s]].final:
+                if len(c) == 1:
+                    accepting = accepting or s == root_final
+                else:
+                    stack.append(c[:-1])
+            if eps[s] or calls[s]:
+                left = self._depth_left(c)
+                live = prog.live(left)
+                for t in eps[s]:
+                    if live[t]:
+                        stack.append(c[:-1] + (t,))
+                for g, r in calls[s]:
+                    frag = frags[g]
+                    inner = left - 1 if frag.recursive else left
+                    if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
+                        stack.append(c[:-1] + (r, frag.start))
+        return frozenset(kernel), accepting
+
+    def _intern(self, kernel: frozenset[Config], accepting: bool) -> int:
+        if not kernel and not accepting:
+            return DEAD
+        key = (kernel, accepting)
+        sid = self._ids.get(key)
+        if sid is None:
+            if len(self._kernels) >= self.max_states:
+                raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
+            sid = len(self._kernels)
+            self._ids[key] = sid
+            self._kernels.append(kernel)
+            self._accepting.append(accepting)
+            self._rows.append(None)
+        return sid
+
+    def _compute_row(self, state: int) -> list[int]:
+        prog = self.program
+        buckets: dict[int, set[Config]] = {}
+        for c in self._kernels[state]:
+            live = prog.live(self._depth_left(c))
+            head = c[:-1]
+            for lo, hi, t in prog.edges[c[-1]]:
+                if not live[t]:
+                    continue
+                nxt = head + (t,)
+                for b in range(lo, hi + 1):
+                    bucket = buckets.get(b)
+                    if bucket is None:
+                        buckets[b] = {nxt}
+                    else:
+                        bucket.add(nxt)
+        row = [DEAD] * 256
+        memo: dict[frozenset[Config], int] = {}
+        for b, bucket in buckets.items():
+            key = frozenset(bucket)
+            sid = memo.get(key)
+            if sid is None:
+                sid = self._intern(*self._closure(key))
+                memo[key] = sid
+            row[b] = sid
+        return row
+
+
+class AutomatonTooLarge(Exception):
+    """More DFA states were reached than the configured budget allows."""

@@ -1,0 +1,203 @@
+"""A byte NFA made of fragments that call each other: the compiled form of a schema.
+
+Each schema node that is shared (a ``$ref`` target, a property value, an array item) becomes a
+fragment, entered from its start state and left from its final state. A call edge records where to
+resume, so one fragment serves every place that uses it without being copied, and recursive
+``$ref`` cycles need no unrolling. Recursion is bounded: a stack holds at most ``max_depth`` frames of
+fragments that lie on a call cycle, so the set of configurations stays finite.
+
+``live(depth)`` says which states can still reach their fragment's final state when at most
+``depth`` more recursive frames may be pushed; the determiniser only ever enters live states,
+which is what makes every reachable state of the automaton completable (no dead ends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ProgramTooLarge(Exception):
+    """Raised by ``new_state`` when the state budget is spent; the compiler words it for the user."""
+
+
+@dataclass
+class Fragment:
+    start: int
+    final: int
+    recursive: bool = False
+
+
+class Program:
+    def __init__(self, max_states: int = 1_000_000, max_depth: int = 8):
+        self.max_states = max_states
+        self.max_depth = max_depth
+        self.edges: list[list[tuple[int, int, int]]] = []  # inclusive byte ranges
+        self.eps: list[list[int]] = []
+        self.calls: list[list[tuple[int, int]]] = []  # (fragment, return state)
+        self.owner: list[int] = []
+        self.fragments: list[Fragment] = []
+        self.root = -1
+        self._live: list[bytearray] | None = None
+
+    # -- building ---------------------------------------------------------------------------
+    def new_state(self, fragment: int) -> int:
+        if len(self.edges) >= self.max_states:
+            raise ProgramTooLarge(f"more than {self.max_states} automaton states")
+        self.edges.append([])
+        self.eps.append([])
+        self.calls.append([])
+        self.owner.append(fragment)
+        return len(self.edges) - 1
+
+    def new_fragment(self) -> int:
+        index = len(self.fragments)
+        self.fragments.append(Fragment(-1, -1))
+        frag = self.fragments[index]
+        frag.start = self.new_state(index)
+        frag.final = self.new_state(index)
+        return index
+
+    def byte(self, src: int, lo: int, hi: int, dst: int) -> None:
+        self.edges[src].append((lo, hi, dst))
+
+    def text(self, src: int, data: bytes, dst: int) -> None:
+        """A fixed byte string from ``src`` to ``dst``."""
+        frag = self.owner[src]
+        for i, b in enumerate(data):
+            nxt = dst if i == len(data) - 1 else self.new_state(frag)
+            self.edges[src].append((b, b, nxt))
+            src = nxt
+        if not data:
+            self.eps[src].append(dst)
+
+    def epsilon(self, src: int, dst: int) -> None:
+        self.eps[src].append(dst)
+
+    def call(self, src: int, fragment: int, dst: int) -> None:
+        self.calls[src].append((fragment, dst))
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
+
+    # -- analysis ---------------------------------------------------------------------------
+    def finish(self, root: int) -> None:
+        """Mark recursive fragments and compute liveness; call once, after building."""
+        self.root = root
+        self._mark_recursive()
+        self._live = self._liveness()
+
+    def _mark_recursive(self) -> None:
+        """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative)."""
+        n = len(self.fragments)
+        succ: list[set[int]] = [set() for _ in range(n)]
+        for s, calls in enumerate(self.calls):
+            for g, _ in calls:
+                succ[self.owner[s]].add(g)
+        index = [-1] * n
+        low = [0] * n
+        on_stack = [False] * n
+        stack: list[int] = []
+        counter = 0
+        for root in range(n):
+            if index[root] != -1:
+                continue
+            work = [(root, iter(succ[root]))]
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack[root] = True
+            while work:
+                v, it = work[-1]
+                advanced = False
+                for w in it:
+                    if index[w] == -1:
+                        index[w] = low[w] = counter
+                        counter += 1
+                        stack.append(w)
+                        on_stack[w] = True
+                        work.append((w, iter(succ[w])))
+                        advanced = True
+                        break
+                    if on_stack[w]:
+                        low[v] = min(low[v], index[w])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = False
+                        component.append(w)
+                        if w == v:
+                            break
+                    cyclic = len(component) > 1 or v in succ[v]
+                    for w in component:
+                        self.fragments[w].recursive = cyclic
+
+    def _liveness(self) -> list[bytearray]:
+        """``live[d][s]``: state ``s`` can finish its fragment with ``d`` recursive frames to spare."""
+        n = len(self.edges)
+        preds: list[list[int]] = [[] for _ in range(n)]
+        by_return: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        by_callee: list[list[tuple[int, int]]] = [[] for _ in self.fragments]
+        for s in range(n):
+            for _, _, t in self.edges[s]:
+                preds[t].append(s)
+            for t in self.eps[s]:
+                preds[t].append(s)
+            for g, r in self.calls[s]:
+                by_return[r].append((s, g))
+                by_callee[g].append((s, r))
+        start_of = {f.start: g for g, f in enumerate(self.fragments)}
+        levels: list[bytearray] = []
+        any_recursive = any(f.recursive for f in self.fragments)
+        for depth in range(self.max_depth + 1):
+            below = levels[-1] if levels else None
+            live = bytearray(n)
+
+            def callee_ok(g: int) -> bool:
+                frag = self.fragments[g]
+                if frag.recursive:
+                    return below is not None and bool(below[frag.start])
+                return bool(live[frag.start])
+
+            todo = []
+            for f in self.fragments:
+                if not live[f.final]:
+                    live[f.final] = 1
+                    todo.append(f.final)
+            while todo:
+                t = todo.pop()
+                for s in preds[t]:
+                    if not live[s]:
+                        live[s] = 1
+                        todo.append(s)
+                for s, g in by_return[t]:
+                    if not live[s] and callee_ok(g):
+                        live[s] = 1
+                        todo.append(s)
+                g = start_of.get(t)
+                if g is not None and not self.fragments[g].recursive:
+                    for s, r in by_callee[g]:
+                        if not live[s] and live[r]:
+                            live[s] = 1
+                            todo.append(s)
+            levels.append(live)
+            if not any_recursive or (len(levels) > 1 and levels[-1] == levels[-2]):
+                break
+        while len(levels) <= self.max_depth:
+            levels.append(levels[-1])
+        return levels
+
+    def live(self, depth: int) -> bytearray:
+        assert self._live is not None, "Program.finish() was not called"
+        return self._live[depth]
+
+    def root_is_live(self) -> bool:
+        frag = self.fragments[self.root]
+        depth = self.max_depth - (1 if frag.recursive else 0)
+        return depth >= 0 and bool(self.live(depth)[frag.start])

@@ -1,0 +1,175 @@
+"""A deterministic automaton over Unicode scalars, the common currency of patterns, formats and numbers.
+
+Regexes, formats and numeric ranges are all built at the scalar level first (where a character
+class is one edge), then lowered to bytes in one place (``compiler.strings``), which decides how
+each scalar may be written inside a JSON string (raw UTF-8 or an escape).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_SCALAR = 0x10FFFF
+
+Range = tuple[int, int]  # inclusive scalar range
+
+
+@dataclass
+class CharDFA:
+    """States are ``0..n-1``; ``edges[q]`` lists ``(lo, hi, target)`` with disjoint inclusive ranges."""
+
+    start: int = 0
+    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
+    accepting: set[int] = field(default_factory=set)
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
+
+    def add_state(self, accepting: bool = False) -> int:
+        self.edges.append([])
+        if accepting:
+            self.accepting.add(len(self.edges) - 1)
+        return len(self.edges) - 1
+
+    def step(self, q: int, scalar: int) -> int | None:
+        for lo, hi, t in self.edges[q]:
+            if lo <= scalar <= hi:
+                return t
+        return None
+
+    def matches(self, text: str) -> bool:
+        q: int | None = self.start
+        for ch in text:
+            q = self.step(q, ord(ch))
+            if q is None:
+                return False
+        return q in self.accepting
+
+    def trimmed(self) -> "CharDFA":
+        """Drop states that cannot reach acceptance (and edges into them), renumbering the rest."""
+        reverse: list[list[int]] = [[] for _ in self.edges]
+        for q, row in enumerate(self.edges):
+            for _, _, t in row:
+                reverse[t].append(q)
+        live = set(self.accepting)
+        todo = list(live)
+        while todo:
+            for p in reverse[todo.pop()]:
+                if p not in live:
+                    live.add(p)
+                    todo.append(p)
+        if self.start not in live:
+            return CharDFA(0, [[]], set())
+        order = sorted(live, key=lambda q: (q != self.start, q))
+        index = {q: i for i, q in enumerate(order)}
+        edges = [[(lo, hi, index[t]) for lo, hi, t in self.edges[q] if t in live] for q in order]
+        return CharDFA(0, edges, {index[q] for q in self.accepting})
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.trimmed().accepting
+
+
+def any_string() -> CharDFA:
+    """Every string (one accepting state looping on every scalar)."""
+    return CharDFA(0, [[(0, MAX_SCALAR, 0)]], {0})
+
+
+def literal_strings(strings) -> CharDFA:
+    """A trie accepting exactly ``strings``."""
+    dfa = CharDFA()
+    dfa.add_state()
+    children: list[dict[int, int]] = [{}]
+    for s in strings:
+        q = 0
+        for ch in s:
+            cp = ord(ch)
+            nxt = children[q].get(cp)
+            if nxt is None:
+                nxt = dfa.add_state()
+                children.append({})
+                children[q][cp] = nxt
+                dfa.edges[q].append((cp, cp, nxt))
+            q = nxt
+        dfa.accepting.add(q)
+    return dfa
+
+
+def _complete(dfa: CharDFA) -> CharDFA:
+    """The same language with a total transition function (a sink state fills the gaps)."""
+    edges = [list(row) for row in dfa.edges]
+    sink = len(edges)
+    edges.append([(0, MAX_SCALAR, sink)])
+    for row in edges[:sink]:
+        row.sort()
+        gaps, nxt = [], 0
+        for lo, hi, _ in row:
+            if lo > nxt:
+                gaps.append((nxt, lo - 1, sink))
+            nxt = hi + 1
+        if nxt <= MAX_SCALAR:
+            gaps.append((nxt, MAX_SCALAR, sink))
+        row += gaps
+    return CharDFA(dfa.start, edges, set(dfa.accepting))
+
+
+def complement(dfa: CharDFA) -> CharDFA:
+    full = _complete(dfa)
+    return CharDFA(full.start, full.edges, set(range(full.size)) - full.accepting).trimmed()
+
+
+def intersect(a: CharDFA, b: CharDFA, max_states: int = 100_000) -> CharDFA:
+    """Product automaton: strings accepted by both."""
+    out = CharDFA()
+    index = {(a.start, b.start): out.add_state()}
+    todo = [(a.start, b.start)]
+    while todo:
+        p, q = todo.pop()
+        src = index[(p, q)]
+        if p in a.accepting and q in b.accepting:
+            out.accepting.add(src)
+        for lo1, hi1, t1 in a.edges[p]:
+            for lo2, hi2, t2 in b.edges[q]:
+                lo, hi = max(lo1, lo2), min(hi1, hi2)
+                if lo > hi:
+                    continue
+                key = (t1, t2)
+                dst = index.get(key)
+                if dst is None:
+                    if out.size >= max_states:
+                        raise OverflowError(f"more than {max_states} states")
+                    dst = index[key] = out.add_state()
+                    todo.append(key)
+                out.edges[src].append((lo, hi, dst))
+    return out.trimmed()
+
+
+def difference(a: CharDFA, b: CharDFA) -> CharDFA:
+    return intersect(a, complement(b))
+
+
+def with_length(dfa: CharDFA, min_len: int, max_len: int | None, max_states: int = 100_000) -> CharDFA:
+    """Restrict to strings of ``min_len..max_len`` scalars (a counter that saturates at ``min_len``)."""
+    cap = max_len if max_len is not None else min_len
+    out = CharDFA()
+    index = {(dfa.start, 0): out.add_state()}
+    todo = [(dfa.start, 0)]
+    while todo:
+        q, n = todo.pop()
+        src = index[(q, n)]
+        if q in dfa.accepting and n >= min_len:
+            out.accepting.add(src)
+        if max_len is not None and n >= max_len:
+            continue
+        m = min(n + 1, cap)
+        for lo, hi, t in dfa.edges[q]:
+            key = (t, m)
+            dst = index.get(key)
+            if dst is None:
+                if out.size >= max_states:
+                    raise OverflowError(f"more than {max_states} states")
+                dst = index[key] = out.add_state()
+                todo.append(key)
+            out.edges[src].append((lo, hi, dst))
+    return out.trimmed()

@@ -1,0 +1,44 @@
+"""Keyword coverage as data: what we enforce, what we ignore on purpose, and what we refuse.
+
+A keyword of the JSON Schema vocabularies (drafts 4 to 2020-12) that is neither implemented nor an
+annotation raises ``UnsupportedKeyword``; a keyword outside those vocabularies (``x-...``,
+``propertyOrder``, ``_format``) is ignored, as the specification says of unknown keywords.
+"""
+
+IMPLEMENTED = frozenset({
+    "type", "enum", "const",
+    "properties", "required", "additionalProperties", "patternProperties",
+    "minProperties", "maxProperties",
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+    "minLength", "maxLength", "pattern", "format",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "anyOf", "oneOf", "allOf",
+    "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
+})
+
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "example", "$comment", "readOnly",
+    "writeOnly", "deprecated", "contentMediaType", "contentEncoding", "contentSchema",
+})
+
+VOCABULARY = frozenset({
+    # core
+    "$schema", "$id", "id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+    "$recursiveAnchor", "$vocabulary", "$comment", "$defs", "definitions",
+    # applicators
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+    "prefixItems", "items", "additionalItems", "contains", "properties", "patternProperties",
+    "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+    # validation
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired",
+    # format, content, meta-data
+    "format", "contentEncoding", "contentMediaType", "contentSchema",
+    "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+})
+
+UNSUPPORTED = VOCABULARY - IMPLEMENTED - ANNOTATIONS
+
+TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")

@@ -1,0 +1,681 @@
+"""Lowering: a JSON Schema document into a ``Program`` (a byte NFA of calling fragments).
+
+Every subschema that fills a slot (a property value, an array item, a ``$ref`` target) becomes a
+fragment of its own, lowered once and called from each place that uses it; fragments are lowered
+from a work queue, so a schema nested ten thousand levels deep never deepens the Python stack.
+Inside a fragment, ``value`` threads the paths of one JSON value between two states.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from dataclasses import dataclass
+
+from automaton.program import Program, ProgramTooLarge
+
+from . import chardfa
+from .chardfa import CharDFA
+from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
+from .formats import format_dfa
+from .keywords import TYPES, UNSUPPORTED
+from .merge import constraints, is_trivial, json_in, merge
+from .numbers import number_dfa
+from .refs import SchemaDocument, child
+from .regex import pattern_dfa
+from .strings import add_paths, scalar_paths
+
+WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
+ANY_SCALAR = ((0, chardfa.MAX_SCALAR),)
+
+
+@dataclass(frozen=True)
+class Options:
+    whitespace: str = "bounded"  # "compact" | "bounded" | "flexible"
+    max_whitespace: int = 4  # consecutive whitespace characters in "bounded" mode
+    strict: bool = False  # additionalProperties absent means false
+    max_depth: int = 8  # recursive frames ($ref cycles, nested free JSON)
+    max_states: int = 500_000
+    max_seconds: float = 20.0
+
+    def __post_init__(self):
+        if self.whitespace not in ("compact", "bounded", "flexible"):
+            raise ValueError(f"whitespace must be 'compact', 'bounded' or 'flexible', not {self.whitespace!r}")
+        for name in ("max_whitespace", "max_depth", "max_states"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+
+
+@dataclass
+class Slot:
+    """Where a subschema sits: its JSON pointer and the ``$ref`` chain that led there."""
+
+    pointer: str
+    via: tuple[str, ...] = ()
+
+    def at(self, *segments) -> "Slot":
+        return Slot(child(self.pointer, *segments), self.via)
+
+
+class Lowering:
+    def __init__(self, document: SchemaDocument, options: Options):
+        self.doc = document
+        self.options = options
+        self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
+        self.warnings: list[str] = []
+        self.reasons: list[str] = []  # why parts of the schema can never match
+        self._fragments: dict[int, int] = {}
+        self._keep: list[object] = []  # merged schemas, kept alive so their ids stay unique
+        self._queue: list[tuple[int, object, Slot]] = []
+        self._shared: dict[object, int] = {}
+        self._deadline = time.monotonic() + options.max_seconds
+        self._slot = Slot("")
+
+    # -- driver ---------------------------------------------------------------------------------
+    def compile(self) -> Program:
+        try:
+            root = self.fragment(self.doc.root, Slot(""))
+            while self._queue:
+                if time.monotonic() > self._deadline:
+                    raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
+                frag, schema, slot = self._queue.pop()
+                self._slot = slot
+                f = self.prog.fragments[frag]
+                self.value(schema, slot, f.start, f.final)
+        except ProgramTooLarge as exc:
+            raise SchemaTooComplex(self._slot.pointer, str(exc), self._slot.via) from None
+        except RecursionError:
+            raise SchemaTooComplex(self._slot.pointer, "schema nested too deeply", self._slot.via) from None
+        self.prog.finish(root)
+        if not self.prog.root_is_live():
+            why = self.reasons[0] if self.reasons else "no document can satisfy it"
+            raise Unsatisfiable("", f"unsatisfiable schema: {why}")
+        return self.prog
+
+    def fragment(self, schema, slot: Slot) -> int:
+        """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""
+        key = id(schema)
+        frag = self._fragments.get(key)
+        if frag is None:
+            frag = self.prog.new_fragment()
+            self._fragments[key] = frag
+            self._keep.append(schema)
+            self._queue.append((frag, schema, slot))
+        return frag
+
+    def shared(self, key, build) -> int:
+        """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
+        frag = self._shared.get(key)
+        if frag is None:
+            frag = self.prog.new_fragment()
+            self._shared[key] = frag
+            f = self.prog.fragments[frag]
+            build(f.start, f.final)
+        return frag
+
+    def call(self, schema, slot: Slot, src: int, dst: int) -> None:
+        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
+            self.any_value(src, dst)
+        elif schema is False:
+            self.reasons.append(f"'false' schema {_where(slot)}")
+        else:
+            self.prog.call(src, self.fragment(schema, slot), dst)
+
+    def state(self, src: int) -> int:
+        return self.prog.new_state(self.prog.owner[src])
+
+    # -- one JSON value -------------------------------------------------------------------------
+    def value(self, schema, slot: Slot, src: int, dst: int) -> None:
+        self._slot = slot
+        if schema is True:
+            return self.any_value(src, dst)
+        if schema is False:
+            self.reasons.append(f"'false' schema {_where(slot)}")
+            return
+        if not isinstance(schema, dict):
+            raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
+        self.check_keywords(schema, slot)
+        rules = constraints(schema)
+        if "$ref" in rules:
+            ref = rules.pop("$ref")
+            if not isinstance(ref, str):
+                raise InvalidSchema(slot.pointer, "$ref must be a string", slot.via)
+            target_ptr, target = self.doc.resolve(ref, slot.pointer)
+            target_slot = Slot(target_ptr, slot.via + (ref,))
+            if not rules:
+                return self.call(target, target_slot, src, dst)
+            if ref in slot.via:
+                raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference beside other keywords", slot.via)
+            return self.value(self.meet(rules, target, target_slot), target_slot, src, dst)
+        if "allOf" in rules:
+            parts = rules.pop("allOf")
+            if not isinstance(parts, list) or not parts:
+                raise InvalidSchema(child(slot.pointer, "allOf"), "allOf must be a non-empty array", slot.via)
+            merged = rules
+            for i, part in enumerate(parts):
+                merged = self.meet(merged, part, slot.at("allOf", i))
+                if merged is False:
+                    self.reasons.append(f"allOf branches that cannot meet {_where(slot)}")
+                    return
+            return self.value(merged, slot, src, dst)
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in rules:
+                branches = rules.pop(keyword)
+                if not isinstance(branches, list) or not branches:
+                    raise InvalidSchema(child(slot.pointer, keyword), f"{keyword} must be a non-empty array", slot.via)
+                met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
+                if keyword == "oneOf":
+                    self.check_disjoint(met, slot.at(keyword))
+                for i, branch in enumerate(met):
+                    self.value(branch, slot.at(keyword, i), src, dst)
+                return
+        if "enum" in rules or "const" in rules:
+            return self.literals(rules, slot, src, dst)
+        self.typed(rules, slot, src, dst)
+
+    def meet(self, a, b, slot: Slot):
+        """``a`` and ``b`` merged into one schema (``$ref`` in ``b`` inlined, up to a bound)."""
+        if b is True:
+            return a
+        if b is False:
+            return False
+        if not isinstance(b, dict):
+            raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
+        self.check_keywords(b, slot)
+        if is_trivial(a):
+            return b
+        seen: list[str] = []
+
+        def resolve(s):
+            s = constraints(s) if isinstance(s, dict) else s
+            while isinstance(s, dict) and "$ref" in s:
+                ref = s["$ref"]
+                if ref in seen or len(seen) > 32:
+                    raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference merged with other keywords", slot.via)
+                seen.append(ref)
+                _, target = self.doc.resolve(ref, slot.pointer)
+                rest = {k: v for k, v in s.items() if k != "$ref"}
+                if target is False:
+                    return False
+                if target is True:
+                    s = rest
+                    continue
+                self.check_keywords(target, slot)
+                s = merge(rest, constraints(target), slot.pointer, lambda x: x) if rest else constraints(target)
+            return s
+
+        merged = merge(a, b, slot.pointer, resolve)
+        self._keep.append(merged)
+        return merged
+
+    def check_keywords(self, schema: dict, slot: Slot) -> None:
+        for key in schema:
+            if key in UNSUPPORTED:
+                raise UnsupportedKeyword(child(slot.pointer, key), key, via=slot.via)
+
+    def check_disjoint(self, branches, slot: Slot) -> None:
+        """oneOf is only exact here when no value can match two branches: prove it or refuse."""
+        for i, a in enumerate(branches):
+            for b in branches[i + 1:]:
+                if not _provably_disjoint(a, b):
+                    raise UnsupportedKeyword(slot.pointer, "oneOf", "branches not provably disjoint", slot.via)
+
+    # -- literals -------------------------------------------------------------------------------
+    def literals(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
+        values = list(rules.pop("enum")) if "enum" in rules else None
+        if "const" in rules:
+            const = rules.pop("const")
+            values = [const] if values is None or json_in(const, values) else []
+        if not isinstance(values, list):
+            raise InvalidSchema(child(slot.pointer, "enum"), "enum must be an array", slot.via)
+        if rules:
+            from constrain.validate import validate  # the same semantics, on each candidate value
+
+            plain = _plain_schema(rules)
+            values = [v for v in values if not validate(v, plain)]
+        if not values:
+            self.reasons.append(f"no enum/const value satisfies the schema {_where(slot)}")
+            return
+        strings = [v for v in values if isinstance(v, str)]
+        if strings:
+            self.literal_string(strings, src, dst)
+        for v in values:
+            if not isinstance(v, str):
+                self.literal_value(v, src, dst)
+
+    def literal_string(self, strings, src: int, dst: int) -> None:
+        """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.lower_chardfa(chardfa.literal_strings(strings), open_, close, literal=True)
+        self.prog.text(close, b'"', dst)
+
+    def literal_value(self, v, src: int, dst: int) -> None:
+        if v is None or isinstance(v, bool):
+            self.prog.text(src, json.dumps(v).encode(), dst)
+        elif isinstance(v, (int, float)):
+            for text in _number_texts(v):
+                self.prog.text(src, text.encode(), dst)
+        elif isinstance(v, str):
+            self.literal_string([v], src, dst)
+        elif isinstance(v, list):
+            self.sequence([v_ for v_ in v], b"[", b"]", src, dst, lambda item, a, b: self.literal_value(item, a, b))
+        elif isinstance(v, dict):
+            def member(kv, a, b):
+                key_end, val_start = self.state(a), self.state(a)
+                self.literal_string([kv[0]], a, key_end)
+                self.colon(key_end, val_start)
+                self.literal_value(kv[1], val_start, b)
+            self.sequence(list(v.items()), b"{", b"}", src, dst, member)
+        else:
+            raise InvalidSchema(self._slot.pointer, f"enum value {v!r} is not JSON", self._slot.via)
+
+    def sequence(self, items, open_: bytes, close: bytes, src: int, dst: int, emit) -> None:
+        """``open_`` items separated by commas ``close``, whitespace where JSON allows it."""
+        cur = self.state(src)
+        self.prog.text(src, open_, cur)
+        for i, item in enumerate(items):
+            start = self.state(src)
+            if i:
+                self.comma(cur, start)
+            else:
+                self.ws(cur, start)
+            cur = self.state(src)
+            emit(item, start, cur)
+        end = self.state(src)
+        self.ws(cur, end)
+        self.prog.text(end, close, dst)
+
+    # -- typed values ---------------------------------------------------------------------------
+    def typed(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
+        declared = rules.get("type")
+        if declared is None:
+            types = set(TYPES) - {"integer"}
+        else:
+            types = {declared} if isinstance(declared, str) else set(declared)
+            unknown = [t for t in types if t not in TYPES]
+            if unknown or not types and not isinstance(declared, list):
+                raise InvalidSchema(child(slot.pointer, "type"), f"unknown type {unknown[0] if unknown else declared!r}", slot.via)
+            if "number" in types:
+                types.discard("integer")
+        if not types:
+            self.reasons.append(f"an empty set of types {_where(slot)}")
+        for t in sorted(types):
+            getattr(self, "lower_" + t)(rules, slot, src, dst)
+
+    def lower_null(self, rules, slot, src, dst):
+        self.prog.text(src, b"null", dst)
+
+    def lower_boolean(self, rules, slot, src, dst):
+        self.prog.text(src, b"true", dst)
+        self.prog.text(src, b"false", dst)
+
+    def lower_integer(self, rules, slot, src, dst):
+        self.lower_number(rules, slot, src, dst, integer=True)
+
+    def lower_number(self, rules, slot, src, dst, integer=False):
+        lo, hi = rules.get("minimum"), rules.get("maximum")
+        xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
+        if isinstance(xlo, bool):  # draft 4: a flag on minimum
+            xlo, lo = (lo, None) if xlo else (None, lo)
+        if isinstance(xhi, bool):
+            xhi, hi = (hi, None) if xhi else (None, hi)
+        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")))
+        try:
+            frag = self._shared.get(key)
+            if frag is None:
+                dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo,
+                                 exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
+                frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
+        except Unsatisfiable as exc:
+            self.reasons.append(exc.reason + " " + _where(slot))
+            return
+        except SchemaError as exc:
+            exc.via = slot.via
+            raise
+        self.prog.call(src, frag, dst)
+
+    def lower_string(self, rules, slot, src, dst):
+        patterns = rules.get("pattern", ())
+        formats = rules.get("format", ())
+        patterns = patterns if isinstance(patterns, tuple) else (patterns,)
+        formats = formats if isinstance(formats, tuple) else (formats,)
+        lo, hi = rules.get("minLength", 0), rules.get("maxLength")
+        for name, bound in (("minLength", lo), ("maxLength", hi)):
+            if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 0):
+                if not (isinstance(bound, float) and bound.is_integer() and bound >= 0):
+                    raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
+        lo, hi = int(lo), None if hi is None else int(hi)
+        dfa: CharDFA | None = None
+        try:
+            for p in patterns:
+                if not isinstance(p, str):
+                    raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
+                pd = pattern_dfa(p, child(slot.pointer, "pattern"))
+                dfa = pd if dfa is None else chardfa.intersect(dfa, pd)
+            for f in formats:
+                fd = format_dfa(f) if isinstance(f, str) else None
+                if fd is None:
+                    self.warn(f"unknown format {f!r} {_where(slot)} is treated as a plain string")
+                    continue
+                dfa = fd if dfa is None else chardfa.intersect(dfa, fd)
+            if dfa is None and lo == 0 and hi is None:
+                self.prog.call(src, self.shared("string", self.free_string), dst)
+                return
+            dfa = chardfa.with_length(dfa or chardfa.any_string(), lo, hi)
+        except OverflowError as exc:
+            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
+        except SchemaError as exc:
+            exc.via = slot.via
+            raise
+        if dfa.is_empty:
+            self.reasons.append(f"no string satisfies pattern/format/length {_where(slot)}")
+            return
+        self.quoted(dfa, src, dst, literal=False)
+
+    def quoted(self, dfa: CharDFA, src: int, dst: int, literal: bool) -> None:
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.lower_chardfa(dfa, open_, close, literal)
+        self.prog.text(close, b'"', dst)
+
+    def free_string(self, src: int, dst: int) -> None:
+        self.quoted(chardfa.any_string(), src, dst, literal=False)
+
+    def lower_chardfa(self, dfa: CharDFA, src: int, dst: int, literal: bool | None) -> None:
+        """Scalar automaton to bytes: ``literal=None`` means ASCII only, scalars are bytes as they are."""
+        states = [self.state(src) for _ in range(dfa.size)]
+        self.prog.epsilon(src, states[dfa.start])
+        for q in dfa.accepting:
+            self.prog.epsilon(states[q], dst)
+        for q, row in enumerate(dfa.edges):
+            by_target: dict[int, list[tuple[int, int]]] = {}
+            for lo, hi, t in row:
+                by_target.setdefault(t, []).append((lo, hi))
+            for t, ranges in by_target.items():
+                if literal is None:
+                    for lo, hi in ranges:
+                        self.prog.byte(states[q], lo, hi, states[t])
+                elif literal or len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+                    add_paths(self.prog, states[q], states[t], scalar_paths(ranges, literal=literal))
+                else:
+                    key = ("scalar", tuple(ranges))
+                    frag = self.shared(key, lambda a, b, r=ranges: add_paths(self.prog, a, b, scalar_paths(r, literal=False)))
+                    self.prog.call(states[q], frag, states[t])
+
+    def lower_array(self, rules, slot, src, dst):
+        prefix, items = rules.get("prefixItems"), rules.get("items", True)
+        if isinstance(items, list):  # draft 7 tuple form
+            prefix, items = items, rules.get("additionalItems", True)
+            item_slot = slot.at("additionalItems")
+        else:
+            item_slot = slot.at("items")
+        prefix = prefix or []
+        lo, hi = _count(rules, "minItems", slot), _count(rules, "maxItems", slot)
+        if hi is not None and lo > hi:
+            self.reasons.append(f"minItems above maxItems {_where(slot)}")
+            return
+        cap = hi if hi is not None else max(1, lo, len(prefix))
+        counts = [self.state(src) for _ in range(cap + 1)]
+        self.prog.text(src, b"[", counts[0])
+        end = self.state(src)
+        for n, here in enumerate(counts):
+            if n >= lo:
+                self.ws(here, end)
+            if hi is not None and n >= hi:
+                continue
+            schema, where = (prefix[n], slot.at("prefixItems" if "prefixItems" in rules else "items", n)) if n < len(prefix) else (items, item_slot)
+            if schema is False:
+                continue
+            start = self.state(src)
+            if n:
+                self.comma(here, start)
+            else:
+                self.ws(here, start)
+            self.call(schema, where, start, counts[min(n + 1, cap)])
+        self.prog.text(end, b"]", dst)
+
+    def lower_object(self, rules, slot, src, dst):
+        props = rules.get("properties", {})
+        patterns = rules.get("patternProperties", {})
+        extra = rules.get("additionalProperties", False if self.options.strict else True)
+        required = rules.get("required", [])
+        if not isinstance(props, dict) or not isinstance(patterns, dict) or not isinstance(required, list):
+            raise InvalidSchema(slot.pointer, "properties/patternProperties must be objects and required an array", slot.via)
+        lo, hi = _count(rules, "minProperties", slot), _count(rules, "maxProperties", slot)
+        pattern_dfas = []
+        for p, sub in patterns.items():
+            pattern_dfas.append((pattern_dfa(p, child(slot.pointer, "patternProperties", p)), sub, slot.at("patternProperties", p)))
+        members = []  # (name, schema, slot, required)
+        for name, sub in props.items():
+            hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
+            for s, ps in hits:
+                sub = self.meet(sub, s, ps) if isinstance(sub, dict) else (False if sub is False else s)
+            members.append((name, sub, slot.at("properties", name), name in required))
+        for name in required:
+            if not isinstance(name, str):
+                raise InvalidSchema(child(slot.pointer, "required"), "required names must be strings", slot.via)
+            if name in props:
+                continue
+            hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
+            sub, where = (hits[0] if len(hits) == 1 else (extra, slot.at("additionalProperties")))
+            if len(hits) > 1:
+                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "a required name matching several patterns", slot.via)
+            members.append((name, sub, where, True))
+        for name, sub, where, req in members:
+            if req and sub is False:
+                self.reasons.append(f"required property {name!r} can never be valid {_where(slot)}")
+                return
+        names = {m[0] for m in members}
+        keys = self.additional_keys(names, pattern_dfas, extra, slot)
+        n_min = sum(1 for m in members if m[3])
+        if hi is not None and (lo > hi or n_min > hi):
+            self.reasons.append(f"more properties required than maxProperties allows {_where(slot)}")
+            return
+        cap = max(1, lo) if hi is None else hi
+        grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
+        self.prog.text(src, b"{", grid[0][0])
+        end = self.state(src)
+        for i, (name, sub, where, req) in enumerate(members):
+            for c in range(cap + 1):
+                if not req:
+                    self.prog.epsilon(grid[i][c], grid[i + 1][c])
+                if sub is False or (hi is not None and c >= hi):
+                    continue
+                key_start = self.state(src)
+                self.separator(grid[i][c], key_start, c)
+                key_end = self.state(src)
+                self.literal_string([name], key_start, key_end)
+                val = self.state(src)
+                self.colon(key_end, val)
+                self.call(sub, where, val, grid[i + 1][min(c + 1, cap)])
+        last = grid[-1]
+        for c in range(cap + 1):
+            if c >= lo:
+                self.ws(last[c], end)
+            if hi is not None and c >= hi:
+                continue
+            for key_dfa, sub, where in keys:
+                key_start = self.state(src)
+                self.separator(last[c], key_start, c)
+                key_end = self.state(src)
+                self.quoted(key_dfa, key_start, key_end, literal=False)
+                val = self.state(src)
+                self.colon(key_end, val)
+                self.call(sub, where, val, last[min(c + 1, cap)])
+        self.prog.text(end, b"}", dst)
+
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
+        """(key automaton, value schema, slot) for keys beyond the declared names."""
+        declared = chardfa.literal_strings(names)
+        out = []
+        covered: CharDFA | None = None
+        for d, sub, ps in pattern_dfas:
+            if sub is False:
+                covered = d if covered is None else _union(covered, d)
+                continue
+            keys = chardfa.difference(d, declared)
+            if covered is not None and not chardfa.intersect(keys, covered).is_empty:
+                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "overlapping patterns", slot.via)
+            covered = d if covered is None else _union(covered, d)
+            if not keys.is_empty:
+                out.append((keys, sub, ps))
+        if extra is not False:
+            keys = chardfa.difference(chardfa.any_string(), declared)
+            if covered is not None:
+                keys = chardfa.difference(keys, covered)
+            if not keys.is_empty:
+                out.append((keys, extra, slot.at("additionalProperties")))
+        return out
+
+    def any_value(self, src: int, dst: int) -> None:
+        """Any JSON value: a shared recursive fragment (its nesting counts against ``max_depth``)."""
+        self.prog.call(src, self.shared("any", self._build_any), dst)
+
+    def _build_any(self, src: int, dst: int) -> None:
+        for kind in ("null", "boolean", "number", "string", "array"):
+            getattr(self, "lower_" + kind)({}, Slot(""), src, dst)
+        self.lower_object({"additionalProperties": True}, Slot(""), src, dst)
+
+    # -- punctuation ----------------------------------------------------------------------------
+    def ws(self, src: int, dst: int) -> None:
+        mode = self.options.whitespace
+        if mode == "compact":
+            self.prog.epsilon(src, dst)
+        elif mode == "flexible":
+            loop = self.state(src)
+            self.prog.epsilon(src, loop)
+            for b in WHITESPACE:
+                self.prog.byte(loop, b, b, loop)
+            self.prog.epsilon(loop, dst)
+        else:
+            cur = src
+            for _ in range(self.options.max_whitespace):
+                self.prog.epsilon(cur, dst)
+                nxt = self.state(src)
+                for b in WHITESPACE:
+                    self.prog.byte(cur, b, b, nxt)
+                cur = nxt
+            self.prog.epsilon(cur, dst)
+
+    def punct(self, src: int, char: bytes, dst: int) -> None:
+        a, b = self.state(src), self.state(src)
+        self.ws(src, a)
+        self.prog.text(a, char, b)
+        self.ws(b, dst)
+
+    def comma(self, src: int, dst: int) -> None:
+        self.punct(src, b",", dst)
+
+    def colon(self, src: int, dst: int) -> None:
+        self.punct(src, b":", dst)
+
+    def separator(self, src: int, dst: int, count: int) -> None:
+        """Before a member: whitespace after ``{``, or a comma after an earlier member."""
+        if count:
+            self.comma(src, dst)
+        else:
+            self.ws(src, dst)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+            warnings.warn(message, stacklevel=4)
+
+
+def _where(slot: Slot) -> str:
+    from .errors import describe_pointer
+
+    return describe_pointer(slot.pointer, slot.via)
+
+
+def _count(rules: dict, name: str, slot: Slot) -> int | None:
+    value = rules.get(name)
+    if value is None:
+        return 0 if name.startswith("min") else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
+    if value > 100_000:
+        raise SchemaTooComplex(child(slot.pointer, name), f"{name} of {value} is above the limit of 100000", slot.via)
+    return value
+
+
+def _num_key(v):
+    return None if v is None else (type(v).__name__, repr(v))
+
+
+def _number_texts(v) -> list[str]:
+    """The canonical texts of a numeric literal: as JSON writes it, and integral values both ways."""
+    texts = [json.dumps(v)]
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        texts.append(str(int(v)))
+    elif isinstance(v, int):
+        texts.append(f"{v}.0")
+    return texts
+
+
+def _union(a: CharDFA, b: CharDFA) -> CharDFA:
+    return chardfa.complement(chardfa.intersect(chardfa.complement(a), chardfa.complement(b)))
+
+
+def _types_of(schema) -> set[str] | None:
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema or "const" in schema:
+        values = schema.get("enum", [schema.get("const")])
+        return {_json_type(v) for v in values}
+    t = schema.get("type")
+    if t is None:
+        return None
+    types = {t} if isinstance(t, str) else set(t)
+    if "number" in types:
+        types.add("integer")
+    return types
+
+
+def _json_type(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or isinstance(v, float) and v.is_integer():
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}[type(v)]
+
+
+def _provably_disjoint(a, b) -> bool:
+    """Disjoint by type, or by a property both require with disjoint const/enum values."""
+    if a is False or b is False:
+        return True
+    ta, tb = _types_of(a), _types_of(b)
+    if ta is not None and tb is not None:
+        if "number" in ta:
+            ta = ta | {"integer"}
+        if "number" in tb:
+            tb = tb | {"integer"}
+        if not ta & tb:
+            return True
+    if not (isinstance(a, dict) and isinstance(b, dict)) or ta != {"object"} or tb != {"object"}:
+        return False
+    pa, pb = a.get("properties", {}), b.get("properties", {})
+    for name in set(a.get("required", [])) & set(b.get("required", [])):
+        va, vb = pa.get(name), pb.get(name)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            ea = va.get("enum", [va["const"]] if "const" in va else None)
+            eb = vb.get("enum", [vb["const"]] if "const" in vb else None)
+            if ea is not None and eb is not None and not any(json_in(x, eb) for x in ea):
+                return True
+    return False
+
+
+def _plain_schema(rules: dict) -> dict:
+    """Merged rules written back as a user-level schema (accumulated patterns/formats as allOf)."""
+    out = {k: v for k, v in rules.items() if not isinstance(v, tuple)}
+    extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) for x in v]
+    if extra:
+        out["allOf"] = extra
+    return out

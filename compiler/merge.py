@@ -1,0 +1,167 @@
+"""``allOf`` (and a ``$ref`` with sibling keywords) folded into one schema, keyword by keyword.
+
+Each keyword has an exact meet: bounds take the tighter value, ``required`` and ``properties``
+unite, ``type`` and ``enum`` intersect, patterns and formats accumulate (the string lowering
+intersects their automata). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
+widening the language. Annotations and keywords outside the vocabularies are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .errors import UnsupportedKeyword
+from .keywords import VOCABULARY, ANNOTATIONS
+
+NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary", "$comment"}
+LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
+UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
+ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
+
+
+def constraints(schema: dict) -> dict:
+    """The keywords of ``schema`` that constrain instances (annotations and unknown words dropped)."""
+    out = {}
+    for key, value in schema.items():
+        if key in NOT_MERGED or (key not in VOCABULARY and not key.startswith("_")):
+            continue
+        out[key] = value
+    return out
+
+
+def is_trivial(schema) -> bool:
+    return schema is True or (isinstance(schema, dict) and not constraints(schema))
+
+
+def _json_equal(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def json_in(value, values) -> bool:
+    return any(_json_equal(value, v) for v in values)
+
+
+def both(a, b):
+    """A subschema meeting ``a`` and ``b`` without merging yet (merged when lowered)."""
+    if a is True or is_trivial(a):
+        return b
+    if b is True or is_trivial(b):
+        return a
+    if a is False or b is False:
+        return False
+    return {"allOf": [a, b]}
+
+
+def _types(schema) -> set[str] | None:
+    t = schema.get("type")
+    if t is None:
+        return None
+    return {t} if isinstance(t, str) else set(t)
+
+
+def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> dict | bool:
+    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``)."""
+    a, b = resolve(a), resolve(b)
+    if a is False or b is False:
+        return False
+    out = dict(a)
+    for key, vb in b.items():
+        if key not in out:
+            out[key] = vb
+            continue
+        va = out[key]
+        if key == "type":
+            ta, tb = _types(a), _types(b)
+            meet = set()
+            for t in ta:
+                for u in tb:
+                    if t == u:
+                        meet.add(t)
+                    elif {t, u} == {"integer", "number"}:
+                        meet.add("integer")
+            out[key] = sorted(meet)
+        elif key in LOWER_BOUNDS or key in UPPER_BOUNDS:
+            if isinstance(va, bool) or isinstance(vb, bool):
+                raise UnsupportedKeyword(pointer, key, "draft-4 boolean bounds inside allOf")
+            out[key] = max(va, vb) if key in LOWER_BOUNDS else min(va, vb)
+        elif key in ("enum", "const"):
+            left = [va] if key == "const" else va
+            right = [vb] if key == "const" else vb
+            out.pop("const", None)
+            out["enum"] = [v for v in left if json_in(v, right)]
+        elif key == "properties":
+            continue  # merged below, with each side's additionalProperties
+        elif key in ACCUMULATED:
+            out[key] = tuple(_as_tuple(va)) + tuple(x for x in _as_tuple(vb) if x not in _as_tuple(va))
+        elif key == "required":
+            out[key] = list(va) + [k for k in vb if k not in va]
+        elif key in ("additionalProperties", "items", "additionalItems"):
+            out[key] = both(va, vb)
+        elif key == "prefixItems":
+            out[key] = _merge_prefix(a, b)
+        elif key == "multipleOf":
+            out[key] = _merge_multiple(va, vb, pointer)
+        elif key == "anyOf":
+            out[key] = [both(x, y) for x in va for y in vb]
+            if len(out[key]) > 256:
+                raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
+        elif key == "allOf":
+            out[key] = list(va) + list(vb)
+        elif _json_equal(va, vb):
+            continue
+        else:
+            raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
+    if "enum" in a and "const" in b or "const" in a and "enum" in b:
+        values = a.get("enum", [a.get("const")])
+        others = b.get("enum", [b.get("const")])
+        out.pop("const", None)
+        out["enum"] = [v for v in values if json_in(v, others)]
+    if "properties" in a or "properties" in b:
+        out["properties"] = _merge_properties(a, b)
+    if "patternProperties" in a and "patternProperties" in b and a["patternProperties"] != b["patternProperties"]:
+        raise UnsupportedKeyword(pointer, "patternProperties", "patternProperties in several allOf branches")
+    if ("patternProperties" in a and "additionalProperties" in b) or ("patternProperties" in b and "additionalProperties" in a):
+        raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
+    return out
+
+
+def _as_tuple(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _merge_properties(a: dict, b: dict) -> dict:
+    """Names from both; a name one side lacks meets that side's additionalProperties."""
+    pa, pb = a.get("properties", {}), b.get("properties", {})
+    out = {}
+    for name in list(pa) + [n for n in pb if n not in pa]:
+        left = pa[name] if name in pa else a.get("additionalProperties", True)
+        right = pb[name] if name in pb else b.get("additionalProperties", True)
+        out[name] = both(left, right)
+    return out
+
+
+def _merge_prefix(a: dict, b: dict) -> list:
+    pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+    out = []
+    for i in range(max(len(pa), len(pb))):
+        left = pa[i] if i < len(pa) else a.get("items", True)
+        right = pb[i] if i < len(pb) else b.get("items", True)
+        out.append(both(left, right))
+    return out
+
+
+def _merge_multiple(x, y, pointer: str):
+    if x == y:
+        return x
+    if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool) and not isinstance(y, bool):
+        return x * y // math.gcd(x, y)
+    raise UnsupportedKeyword(pointer, "multipleOf", "different non-integer multipleOf values in allOf")

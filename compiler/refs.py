@@ -1,0 +1,234 @@
+"""`$ref` resolution inside one schema document: JSON pointers, `$defs`, `$id` base URIs and anchors.
+
+The document is indexed once, iteratively (a schema nested ten thousand levels deep must not hit the
+recursion limit), and pointers are only spelled out for the few nodes that carry an `$id` or an
+anchor: building a pointer string for every node would cost time and memory quadratic in the depth.
+
+A reference that leaves the document (another file, a metaschema URL) is refused as unsupported:
+we never fetch anything. A reference that should be inside the document but is not there is an
+invalid schema.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urljoin, urlsplit
+
+from compiler.errors import InvalidSchema, UnsupportedKeyword
+
+# Where subschemas live, by keyword: one schema, a list of schemas, or a name -> schema map.
+_ONE = frozenset({
+    "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
+    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items",
+})
+_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                  "dependencies"})
+
+_MODERN = ("2019-09", "2020-12")
+
+
+def escape(segment) -> str:
+    """Escape one JSON-pointer segment (``~`` → ``~0``, ``/`` → ``~1``)."""
+    return str(segment).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(segment: str) -> str:
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def child(pointer: str, *segments) -> str:
+    """Join JSON-pointer segments onto `pointer` (the root is ``""``), escaping ``~`` and ``/``."""
+    return pointer + "".join("/" + escape(s) for s in segments)
+
+
+def split_pointer(pointer: str) -> list[str]:
+    """The unescaped segments of a JSON pointer (``""`` → ``[]``)."""
+    pointer = pointer.lstrip("#")
+    if not pointer:
+        return []
+    if not pointer.startswith("/"):
+        raise ValueError(f"not a JSON pointer: {pointer!r}")
+    return [unescape(s) for s in pointer[1:].split("/")]
+
+
+def _join(base: str, ref: str) -> str:
+    """Resolve `ref` against `base`; urljoin drops the base for non-hierarchical schemes (urn:)."""
+    if ref.startswith("#"):
+        return base.split("#", 1)[0] + ref
+    if urlsplit(ref).scheme or not base:
+        return ref
+    return urljoin(base, ref)
+
+
+def _defrag(uri: str) -> tuple[str, str]:
+    uri, _, fragment = uri.partition("#")
+    return uri, fragment
+
+
+def _children(node: dict):
+    """Yield ``(path segments, subschema)`` for every subschema directly under schema `node`."""
+    for key, value in node.items():
+        if key in _ONE and isinstance(value, (dict, bool)):
+            yield (key,), value
+        elif key in _LIST and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, (dict, bool)):
+                    yield (key, i), item
+        elif key in _MAP and isinstance(value, dict):
+            for name, item in value.items():
+                if isinstance(item, (dict, bool)):
+                    yield (key, name), item
+
+
+def _pointer_of(path) -> str:
+    """Spell out a linked path ``(parent_path, segments)`` as a JSON pointer."""
+    parts = []
+    while path is not None:
+        path, segments = path
+        parts.append("".join("/" + escape(s) for s in segments))
+    return "".join(reversed(parts))
+
+
+class SchemaDocument:
+    """One loaded schema document: indexes `$id` / `$anchor` / `id` (draft 4-7) for in-document resolution."""
+
+    def __init__(self, root):
+        if not isinstance(root, (dict, bool)):
+            raise InvalidSchema("", f"a schema must be an object or a boolean, not {type(root).__name__}")
+        self.root = root
+        schema_uri = root.get("$schema", "") if isinstance(root, dict) else ""
+        # Draft 4 spells `$id` as `id`; from 2019-09 on, `id` is an ordinary (unknown) keyword.
+        self._legacy_id = not (isinstance(schema_uri, str) and any(v in schema_uri for v in _MODERN))
+        self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
+        self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
+        self._ambiguous: set[str] = set()             # URIs or anchors declared twice
+        self._base_cache: dict[str, str] = {}
+        self._index()
+
+    # -- indexing --------------------------------------------------------------------------
+
+    def _own_id(self, node: dict):
+        if "$id" in node:
+            return node["$id"], "$id"
+        if self._legacy_id and isinstance(node.get("id"), str):
+            return node["id"], "id"
+        return None, None
+
+    def _index(self) -> None:
+        self._resources[""] = ""
+        stack = [(self.root, "", None)]
+        while stack:
+            node, base, path = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            ident, keyword = self._own_id(node)
+            if ident is not None:
+                if not isinstance(ident, str):
+                    raise InvalidSchema(_pointer_of(path), f"{keyword} must be a string")
+                uri, fragment = _defrag(_join(base, ident))
+                pointer = _pointer_of(path)
+                if uri and uri != base:
+                    self._declare(self._resources, uri, pointer)
+                    base = uri
+                if fragment and not fragment.startswith("/"):
+                    # draft 6/7 plain-name fragment in $id (`"$id": "#foo"`): an anchor, not a new base
+                    self._declare(self._anchors, (base, unquote(fragment)), pointer)
+            anchor = node.get("$anchor")
+            if isinstance(anchor, str):
+                self._declare(self._anchors, (base, anchor), _pointer_of(path))
+            for segments, sub in _children(node):
+                if isinstance(sub, dict):
+                    stack.append((sub, base, (path, segments)))
+
+    def _declare(self, table: dict, key, pointer: str) -> None:
+        if key in table and table[key] != pointer:
+            self._ambiguous.add(key)
+        else:
+            table[key] = pointer
+
+    # -- base URI at a location -------------------------------------------------------------
+
+    def base_uri(self, pointer: str) -> str:
+        """The base URI in effect at the schema located by `pointer` (its own `$id` included)."""
+        cached = self._base_cache.get(pointer)
+        if cached is not None:
+            return cached
+        node, base, kind = self.root, self._id_base("", self.root), "schema"
+        for seg in split_pointer(pointer):
+            if isinstance(node, dict) and seg in node:
+                node = node[seg]
+            elif isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
+                node = node[int(seg)]
+            else:
+                break
+            if kind == "schema":
+                kind = ("list" if seg in _LIST and isinstance(node, list) else
+                        "map" if seg in _MAP and isinstance(node, dict) else
+                        "schema" if seg in _ONE and isinstance(node, (dict, bool)) else "other")
+            elif kind in ("list", "map"):
+                kind = "schema"
+            if kind == "schema":
+                base = self._id_base(base, node)
+        if len(self._base_cache) < 4096:
+            self._base_cache[pointer] = base
+        return base
+
+    def _id_base(self, base: str, node) -> str:
+        ident, _ = self._own_id(node) if isinstance(node, dict) else (None, None)
+        if isinstance(ident, str):
+            return _defrag(_join(base, ident))[0] or base
+        return base
+
+    # -- resolution ----------------------------------------------------------------------------
+
+    def resolve(self, ref: str, pointer: str) -> tuple[str, object]:
+        """Resolve `ref` found at JSON pointer `pointer` (the location of the schema holding the $ref);
+        return ``(target_pointer, target_subschema)``."""
+        if not isinstance(ref, str):
+            raise InvalidSchema(pointer, f"$ref must be a string, not {type(ref).__name__}")
+        uri, fragment = _defrag(_join(self.base_uri(pointer), ref))
+        if uri in self._ambiguous:
+            raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} ({uri!r} is declared twice)")
+        resource = self._resources.get(uri)
+        if resource is None:
+            raise UnsupportedKeyword(pointer, "$ref", f"remote reference {ref!r}")
+        if fragment == "" or fragment.startswith("/"):
+            target = self._follow(resource, unquote(fragment))
+            if target is None and resource != "":
+                # Sloppy documents give sub-schemas an `$id` yet mean `#/definitions/..` of the root.
+                target = self._follow("", unquote(fragment))
+            if target is None:
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}")
+        else:
+            key = (uri, unquote(fragment))
+            if key in self._ambiguous:
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (anchor declared twice)")
+            if key not in self._anchors:
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}")
+            target_pointer = self._anchors[key]
+            target = (target_pointer, self._node_at(target_pointer))
+        target_pointer, node = target
+        if not isinstance(node, (dict, bool)):
+            raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
+                                         f"{type(node).__name__}, not a schema)")
+        return target_pointer, node
+
+    def _node_at(self, pointer: str):
+        return self._follow("", pointer)[1]
+
+    def _follow(self, start: str, fragment: str):
+        """Walk JSON pointer `fragment` from the node at pointer `start`; None when it leads nowhere."""
+        node = self.root
+        try:
+            segments = split_pointer(start) + split_pointer(fragment)
+        except ValueError:
+            return None
+        for seg in segments:
+            if isinstance(node, dict) and seg in node:
+                node = node[seg]
+            elif isinstance(node, list) and seg.isdigit() and (seg == "0" or seg[0] != "0") \
+                    and int(seg) < len(node):
+                node = node[int(seg)]
+            else:
+                return None
+        return start + "".join("/" + escape(s) for s in split_pointer(fragment)), node

@@ -1,0 +1,196 @@
+"""How a Unicode scalar may be written inside a JSON string, as byte paths.
+
+Two policies:
+
+* ``literal`` (keys, ``enum``, ``const``): a scalar outside ASCII comes raw (its UTF-8 bytes) or as
+  ``\\uXXXX`` in either hex case (a surrogate pair above the BMP); the quote, the backslash and
+  control characters only escaped (short escape or ``\\u00XX``); every other ASCII scalar raw only,
+  so a model nudged off its preferred spelling cannot drift into ``\\u006f``.
+* free (strings with no fixed value): any scalar raw except ``"``, ``\\`` and controls, and any
+  scalar escaped (``\\uXXXX``, or a short escape including ``\\/``).
+
+A path is a list of inclusive byte ranges; ``add_paths`` threads a set of paths between two program
+states, sharing common prefixes.
+"""
+
+from __future__ import annotations
+
+from automaton.program import Program
+
+Path = tuple[tuple[int, int], ...]
+
+SHORT_ESCAPES = {0x22: ord('"'), 0x5C: ord("\\"), 0x08: ord("b"), 0x0C: ord("f"),
+                 0x0A: ord("n"), 0x0D: ord("r"), 0x09: ord("t")}
+SOLIDUS = 0x2F
+SURROGATES = (0xD800, 0xDFFF)
+_UTF8_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
+
+
+def _split_fixed(lo: int, hi: int, base: int, width: int) -> list[list[tuple[int, int]]]:
+    """Digit-range sequences of fixed ``width`` in ``base`` covering exactly ``lo..hi``."""
+    if width == 0:
+        return [[]]
+    unit = base ** (width - 1)
+    dlo, rlo = divmod(lo, unit)
+    dhi, rhi = divmod(hi, unit)
+    if dlo == dhi:
+        return [[(dlo, dlo)] + rest for rest in _split_fixed(rlo, rhi, base, width - 1)]
+    out: list[list[tuple[int, int]]] = []
+    if rlo:
+        out += [[(dlo, dlo)] + rest for rest in _split_fixed(rlo, unit - 1, base, width - 1)]
+        dlo += 1
+    tail: list[list[tuple[int, int]]] = []
+    if rhi != unit - 1:
+        tail = [[(dhi, dhi)] + rest for rest in _split_fixed(0, rhi, base, width - 1)]
+        dhi -= 1
+    if dlo <= dhi:
+        out.append([(dlo, dhi)] + [(0, base - 1)] * (width - 1))
+    return out + tail
+
+
+def _encode(cp: int) -> bytes:
+    return chr(cp).encode("utf-8", "surrogatepass")
+
+
+def utf8_paths(lo: int, hi: int) -> list[Path]:
+    """Byte-range paths of the UTF-8 encodings of scalars ``lo..hi`` (surrogates excluded)."""
+    out: list[Path] = []
+    for a, b in _without_surrogates([(lo, hi)]):
+        for blo, bhi in _UTF8_BOUNDS:
+            x, y = max(a, blo), min(b, bhi)
+            if x <= y:
+                out += _utf8_same_length(x, y)
+    return out
+
+
+def _utf8_same_length(lo: int, hi: int) -> list[Path]:
+    todo = [(lo, hi)]
+    out: list[Path] = []
+    while todo:
+        lo, hi = todo.pop()
+        n = len(_encode(lo))
+        for i in range(1, n):
+            m = (1 << (6 * i)) - 1
+            if lo & ~m != hi & ~m:
+                if lo & m:
+                    todo += [((lo | m) + 1, hi), (lo, lo | m)]
+                    break
+                if hi & m != m:
+                    todo += [(hi & ~m, hi), (lo, (hi & ~m) - 1)]
+                    break
+        else:
+            a, b = _encode(lo), _encode(hi)
+            out.append(tuple((a[i], b[i]) for i in range(n)))
+    return out
+
+
+def _hex_digit_bytes(lo: int, hi: int) -> list[tuple[int, int]]:
+    """Byte ranges spelling hex digits ``lo..hi`` in either case."""
+    out = []
+    if lo <= 9:
+        out.append((0x30 + lo, 0x30 + min(hi, 9)))
+    if hi >= 10:
+        a, b = max(lo, 10) - 10, hi - 10
+        out += [(0x61 + a, 0x61 + b), (0x41 + a, 0x41 + b)]
+    return out
+
+
+def _hex4_paths(lo: int, hi: int) -> list[list[list[tuple[int, int]]]]:
+    """Each path step is a list of byte ranges (the hex digit in both cases)."""
+    return [[_hex_digit_bytes(a, b) for a, b in seq] for seq in _split_fixed(lo, hi, 16, 4)]
+
+
+def _without_surrogates(ranges):
+    for lo, hi in ranges:
+        if hi < SURROGATES[0] or lo > SURROGATES[1]:
+            yield lo, hi
+            continue
+        if lo < SURROGATES[0]:
+            yield lo, SURROGATES[0] - 1
+        if hi > SURROGATES[1]:
+            yield SURROGATES[1] + 1, hi
+
+
+def _intersect(ranges, lo: int, hi: int):
+    for a, b in ranges:
+        x, y = max(a, lo), min(b, hi)
+        if x <= y:
+            yield x, y
+
+
+def _subtract_points(ranges, points):
+    for lo, hi in ranges:
+        for p in sorted(q for q in points if lo <= q <= hi):
+            if lo <= p - 1:
+                yield lo, p - 1
+            lo = p + 1
+        if lo <= hi:
+            yield lo, hi
+
+
+BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75
+StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
+
+
+def scalar_paths(ranges, literal: bool) -> list[StepPath]:
+    """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths."""
+    ranges = list(_without_surrogates(ranges))
+    raw = _subtract_points(_intersect(ranges, 0x20, 0x10FFFF), (QUOTE, BACKSLASH))
+    out: list[StepPath] = [[[r] for r in p] for lo, hi in raw for p in utf8_paths(lo, hi)]
+    members = lambda cp: any(lo <= cp <= hi for lo, hi in ranges)  # noqa: E731
+    for cp, letter in SHORT_ESCAPES.items():
+        if members(cp):
+            out.append([[(BACKSLASH, BACKSLASH)], [(letter, letter)]])
+    if not literal and members(SOLIDUS):
+        out.append([[(BACKSLASH, BACKSLASH)], [(SOLIDUS, SOLIDUS)]])
+    if literal:
+        escapable = list(_intersect(ranges, 0, 0x1F)) + [(c, c) for c in (QUOTE, BACKSLASH) if members(c)]
+        escapable += list(_intersect(ranges, 0x80, 0x10FFFF))
+    else:
+        escapable = ranges
+    prefix = [[(BACKSLASH, BACKSLASH)], [(LETTER_U, LETTER_U)]]
+    for lo, hi in escapable:
+        for a, b in _intersect([(lo, hi)], 0, 0xFFFF):
+            out += [prefix + hexes for hexes in _hex4_paths(a, b)]
+        for a, b in _intersect([(lo, hi)], 0x10000, 0x10FFFF):
+            out += [prefix + high + prefix + low for high, low in _surrogate_paths(a, b)]
+    return out
+
+
+def _surrogate_paths(lo: int, hi: int):
+    """(high hex path, low hex path) pairs covering astral scalars ``lo..hi``."""
+    hlo, llo = divmod(lo - 0x10000, 0x400)
+    hhi, lhi = divmod(hi - 0x10000, 0x400)
+    parts = []
+    if hlo == hhi:
+        parts.append((hlo, hlo, llo, lhi))
+    else:
+        parts.append((hlo, hlo, llo, 0x3FF))
+        if hlo + 1 <= hhi - 1:
+            parts.append((hlo + 1, hhi - 1, 0, 0x3FF))
+        parts.append((hhi, hhi, 0, lhi))
+    for h1, h2, l1, l2 in parts:
+        for high in _hex4_paths(0xD800 + h1, 0xD800 + h2):
+            for low in _hex4_paths(0xDC00 + l1, 0xDC00 + l2):
+                yield high, low
+
+
+def add_paths(prog: Program, src: int, dst: int, paths: list[StepPath]) -> None:
+    """Thread ``paths`` from ``src`` to ``dst``, merging shared prefixes into one trie."""
+    frag = prog.owner[src]
+    children: dict[tuple[int, tuple], int] = {}
+    for path in paths:
+        state = src
+        for i, step in enumerate(path):
+            key = tuple(step)
+            if i == len(path) - 1:
+                for lo, hi in step:
+                    prog.byte(state, lo, hi, dst)
+                break
+            nxt = children.get((state, key))
+            if nxt is None:
+                nxt = prog.new_state(frag)
+                children[(state, key)] = nxt
+                for lo, hi in step:
+                    prog.byte(state, lo, hi, nxt)
+            state = nxt

@@ -1,0 +1,210 @@
+"""Behaviour of in-document `$ref` resolution and schema loading."""
+
+import pytest
+
+from compiler.errors import InvalidSchema, UnsupportedKeyword
+from compiler.load import load_schema
+from compiler.refs import SchemaDocument, child, split_pointer
+
+
+def test_child_escapes_tilde_and_slash():
+    """Pointer segments are joined with ~0 / ~1 escaping; the root pointer is the empty string."""
+    assert child("", "properties", "a/b") == "/properties/a~1b"
+    assert child("/x", "~", 3) == "/x/~0/3"
+    assert child("") == ""
+    assert split_pointer("/properties/a~1b/~0") == ["properties", "a/b", "~"]
+
+
+def test_hash_alone_is_the_document_root():
+    """`#` resolves to the root schema at pointer ''."""
+    schema = {"properties": {"next": {"$ref": "#"}}}
+    assert SchemaDocument(schema).resolve("#", "/properties/next") == ("", schema)
+
+
+def test_pointer_fragment_unescapes_tilde_slash_and_percent():
+    """`#/a~1b`, `#/t~0` and `%20` are decoded; the target pointer comes back JSON-pointer escaped."""
+    schema = {"$defs": {"a/b": {"type": "null"}, "t~": {"type": "string"}, "x y": {"const": 1}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#/$defs/a~1b", "") == ("/$defs/a~1b", {"type": "null"})
+    assert doc.resolve("#/$defs/t~0", "") == ("/$defs/t~0", {"type": "string"})
+    assert doc.resolve("#/$defs/x%20y", "") == ("/$defs/x y", {"const": 1})
+
+
+def test_defs_and_definitions_at_any_depth():
+    """`$defs` and `definitions` are found wherever the pointer says, including list indexes."""
+    schema = {"anyOf": [{"definitions": {"d": {"type": "integer"}}}],
+              "properties": {"p": {"$defs": {"e": {"type": "boolean"}}}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#/anyOf/0/definitions/d", "/x") == ("/anyOf/0/definitions/d", {"type": "integer"})
+    assert doc.resolve("#/properties/p/$defs/e", "") == ("/properties/p/$defs/e", {"type": "boolean"})
+
+
+def test_root_id_sets_the_base_uri():
+    """With a root `$id`, a relative ref naming the document itself resolves inside it."""
+    schema = {"$id": "http://example.com/root.json", "$defs": {"a": {"type": "string"}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("root.json#/$defs/a", "")[0] == "/$defs/a"
+    assert doc.resolve("http://example.com/root.json#/$defs/a", "")[0] == "/$defs/a"
+
+
+def test_embedded_id_is_a_resource_with_its_own_fragments():
+    """A nested `$id` opens a resource: relative refs join against it, `#/...` is relative to it."""
+    schema = {
+        "$id": "http://x/root.json",
+        "properties": {"item": {"$ref": "item.json"}},
+        "$defs": {"item": {"$id": "item.json", "$defs": {"n": {"type": "number"}},
+                           "properties": {"n": {"$ref": "#/$defs/n"}}}},
+    }
+    doc = SchemaDocument(schema)
+    assert doc.resolve("item.json", "/properties/item")[0] == "/$defs/item"
+    assert doc.resolve("#/$defs/n", "/$defs/item/properties/n") == ("/$defs/item/$defs/n", {"type": "number"})
+    assert doc.resolve("http://x/item.json#/$defs/n", "")[0] == "/$defs/item/$defs/n"
+
+
+def test_relative_id_without_absolute_base():
+    """A relative `$id` with no root base still names a resource that relative refs can reach."""
+    schema = {"$defs": {"i": {"$id": "item.json", "type": "array"}}, "items": {"$ref": "item.json"}}
+    assert SchemaDocument(schema).resolve("item.json", "/items")[0] == "/$defs/i"
+
+
+def test_urn_base_keeps_fragment_refs_inside():
+    """Non-hierarchical bases (urn:) still resolve `#...` refs (urljoin alone would lose them)."""
+    schema = {"$id": "urn:example:root", "$defs": {"a": {"type": "null"}}}
+    assert SchemaDocument(schema).resolve("#/$defs/a", "")[0] == "/$defs/a"
+
+
+def test_anchor_and_draft7_hash_id():
+    """`$anchor: "foo"` and draft 7's `$id: "#foo"` are both plain-name fragments."""
+    schema = {"$defs": {"a": {"$anchor": "A", "type": "string"}, "b": {"$id": "#B", "type": "null"}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#A", "/properties/x")[0] == "/$defs/a"
+    assert doc.resolve("#B", "")[0] == "/$defs/b"
+
+
+def test_anchor_is_scoped_to_its_resource():
+    """An anchor under an embedded `$id` is reached through that resource's URI."""
+    schema = {"$id": "http://x/r.json",
+              "$defs": {"s": {"$id": "s.json", "$defs": {"t": {"$anchor": "T", "const": 1}}}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("s.json#T", "")[0] == "/$defs/s/$defs/t"
+    with pytest.raises(InvalidSchema):
+        doc.resolve("#T", "")
+
+
+def test_draft4_id_is_honoured_but_not_in_2020_12():
+    """`id` sets the base in draft 4 documents; in 2020-12 it is an unknown keyword."""
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#",
+              "definitions": {"a": {"id": "a.json", "type": "string"}}}
+    assert SchemaDocument(draft4).resolve("a.json", "")[0] == "/definitions/a"
+    modern = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+              "$defs": {"a": {"id": "a.json", "type": "string"}}}
+    with pytest.raises(UnsupportedKeyword):
+        SchemaDocument(modern).resolve("a.json", "")
+
+
+def test_property_named_id_is_not_an_identifier():
+    """A property called `id` or `$id` is a name, not a base URI."""
+    schema = {"properties": {"id": {"type": "string"}, "$id": {"type": "integer"}},
+              "$defs": {"a": {"type": "null"}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#/$defs/a", "/properties/id")[0] == "/$defs/a"
+    assert doc.resolve("#/properties/$id", "")[1] == {"type": "integer"}
+
+
+def test_fragment_only_ids_do_not_change_the_base():
+    """jsonschema.net-style `$id: "#/properties/x"` leaves the base alone."""
+    schema = {"$id": "http://example.com/root.json", "definitions": {"d": {"type": "null"}},
+              "properties": {"x": {"$id": "#/properties/x", "$ref": "#/definitions/d"}}}
+    assert SchemaDocument(schema).resolve("#/definitions/d", "/properties/x")[0] == "/definitions/d"
+
+
+def test_unresolvable_ref_is_invalid_schema_at_the_ref():
+    """A missing target is `InvalidSchema` naming the pointer of the schema holding the $ref."""
+    doc = SchemaDocument({"properties": {"a": {"$ref": "#/$defs/missing"}}})
+    with pytest.raises(InvalidSchema) as info:
+        doc.resolve("#/$defs/missing", "/properties/a")
+    assert info.value.pointer == "/properties/a"
+    assert "unresolvable $ref '#/$defs/missing'" in str(info.value)
+    with pytest.raises(InvalidSchema):
+        doc.resolve("#nosuchanchor", "")
+
+
+def test_ref_to_a_non_schema_is_invalid():
+    """A pointer that lands on a list or a string is not a schema."""
+    doc = SchemaDocument({"required": ["a"], "$defs": {}})
+    with pytest.raises(InvalidSchema):
+        doc.resolve("#/required", "")
+
+
+def test_remote_reference_is_unsupported():
+    """Other documents and metaschema URLs are never fetched: UnsupportedKeyword('$ref')."""
+    doc = SchemaDocument({"properties": {"a": {"$ref": "other.json"}}})
+    for ref in ("other.json", "http://json-schema.org/draft-07/schema#", "https://x.org/s.json#/a"):
+        with pytest.raises(UnsupportedKeyword) as info:
+            doc.resolve(ref, "/properties/a")
+        assert info.value.keyword == "$ref" and "remote reference" in str(info.value)
+
+
+def test_duplicate_id_is_ambiguous_only_when_referenced():
+    """Two resources with one URI load fine; a ref to that URI is an invalid schema."""
+    schema = {"$defs": {"a": {"$id": "http://x/d.json"}, "b": {"$id": "http://x/d.json"}}}
+    doc = SchemaDocument(schema)
+    with pytest.raises(InvalidSchema):
+        doc.resolve("http://x/d.json", "")
+
+
+def test_deep_document_is_indexed_without_recursion():
+    """A schema nested 10,000 levels deep indexes and resolves without RecursionError."""
+    schema: object = {"$ref": "#/$defs/leaf"}
+    for _ in range(10_000):
+        schema = {"items": schema}
+    schema["$defs"] = {"leaf": {"$anchor": "L", "type": "null"}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#/$defs/leaf", "/items" * 10_000) == ("/$defs/leaf", {"$anchor": "L", "type": "null"})
+    assert doc.resolve("#L", "/items" * 5000)[0] == "/$defs/leaf"
+
+
+def test_boolean_root_document():
+    """A boolean schema is a document whose only target is itself."""
+    assert SchemaDocument(True).resolve("#", "") == ("", True)
+
+
+def test_load_schema_accepts_dict_bool_text_and_bytes():
+    """Dicts and booleans pass through unchanged; JSON text and bytes are parsed."""
+    schema = {"type": "string"}
+    assert load_schema(schema) is schema
+    assert load_schema(False) is False
+    assert load_schema('{"type": "integer"}') == {"type": "integer"}
+    assert load_schema(b"true") is True
+
+
+def test_load_schema_reports_json_error_position():
+    """Malformed JSON text is InvalidSchema at the root with the line and column of the error."""
+    with pytest.raises(InvalidSchema) as info:
+        load_schema('{"type": }')
+    assert info.value.pointer == ""
+    assert "line 1 column 10" in str(info.value)
+    with pytest.raises(InvalidSchema):
+        load_schema('{"minimum": NaN}')
+
+
+@pytest.mark.parametrize("value, kind", [([], "a list"), ("[1, 2]", "a list"), (3, "a number"),
+                                         (None, "null"), ('"s"', "a string")])
+def test_load_schema_refuses_non_schemas(value, kind):
+    """Anything but an object or a boolean is InvalidSchema naming what it was."""
+    with pytest.raises(InvalidSchema) as info:
+        load_schema(value)
+    assert f"a schema must be an object or a boolean, not {kind}" in str(info.value)
+
+
+def test_load_schema_takes_a_pydantic_model():
+    """A pydantic v2 model class is turned into its JSON schema."""
+    pydantic = pytest.importorskip("pydantic")
+
+    class Item(pydantic.BaseModel):
+        sku: str
+        qty: int = 1
+
+    schema = load_schema(Item)
+    assert schema["properties"]["sku"]["type"] == "string"
+    assert schema["required"] == ["sku"]
