@@ -65,7 +65,7 @@ class Lowering:
         self.options = options
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         self.warnings: list[str] = []
-        self.reasons: list[str] = []  # why parts of the schema can never match
+        self.reasons: list[tuple[Slot, str]] = []  # why parts of the schema can never match
         self._fragments: dict[int, int] = {}
         self._keep: list[object] = []  # merged schemas, kept alive so their ids stay unique
         self._queue: list[tuple[int, object, Slot]] = []
@@ -90,8 +90,8 @@ class Lowering:
             raise SchemaTooComplex(self._slot.pointer, "schema nested too deeply", self._slot.via) from None
         self.prog.finish(root)
         if not self.prog.root_is_live():
-            why = self.reasons[0] if self.reasons else "no document can satisfy it"
-            raise Unsatisfiable("", f"unsatisfiable schema: {why}")
+            slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")
+            raise Unsatisfiable(slot.pointer, why, slot.via)
         return self.prog
 
     def fragment(self, schema, slot: Slot) -> int:
@@ -119,7 +119,7 @@ class Lowering:
         if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
             self.any_value(src, dst)
         elif schema is False:
-            self.reasons.append(f"'false' schema {_where(slot)}")
+            self.never(slot, f"'false' schema")
         else:
             self.prog.call(src, self.fragment(schema, slot), dst)
 
@@ -132,7 +132,7 @@ class Lowering:
         if schema is True:
             return self.any_value(src, dst)
         if schema is False:
-            self.reasons.append(f"'false' schema {_where(slot)}")
+            self.never(slot, f"'false' schema")
             return
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
@@ -157,7 +157,7 @@ class Lowering:
             for i, part in enumerate(parts):
                 merged = self.meet(merged, part, slot.at("allOf", i))
                 if merged is False:
-                    self.reasons.append(f"allOf branches that cannot meet {_where(slot)}")
+                    self.never(slot, f"allOf branches that cannot meet")
                     return
             return self.value(merged, slot, src, dst)
         for keyword in ("anyOf", "oneOf"):
@@ -236,7 +236,7 @@ class Lowering:
             plain = _plain_schema(rules)
             values = [v for v in values if not validate(v, plain)]
         if not values:
-            self.reasons.append(f"no enum/const value satisfies the schema {_where(slot)}")
+            self.never(slot, f"no enum/const value satisfies the schema")
             return
         strings = [v for v in values if isinstance(v, str)]
         if strings:
@@ -301,7 +301,7 @@ class Lowering:
             if "number" in types:
                 types.discard("integer")
         if not types:
-            self.reasons.append(f"an empty set of types {_where(slot)}")
+            self.never(slot, f"an empty set of types")
         for t in sorted(types):
             getattr(self, "lower_" + t)(rules, slot, src, dst)
 
@@ -330,7 +330,7 @@ class Lowering:
                                  exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
         except Unsatisfiable as exc:
-            self.reasons.append(exc.reason + " " + _where(slot))
+            self.never(slot, exc.reason)
             return
         except SchemaError as exc:
             exc.via = slot.via
@@ -371,7 +371,7 @@ class Lowering:
             exc.via = slot.via
             raise
         if dfa.is_empty:
-            self.reasons.append(f"no string satisfies pattern/format/length {_where(slot)}")
+            self.never(slot, f"no string satisfies pattern/format/length")
             return
         self.quoted(dfa, src, dst, literal=False)
 
@@ -415,7 +415,7 @@ class Lowering:
         prefix = prefix or []
         lo, hi = _count(rules, "minItems", slot), _count(rules, "maxItems", slot)
         if hi is not None and lo > hi:
-            self.reasons.append(f"minItems above maxItems {_where(slot)}")
+            self.never(slot, f"minItems above maxItems")
             return
         cap = hi if hi is not None else max(1, lo, len(prefix))
         counts = [self.state(src) for _ in range(cap + 1)]
@@ -466,13 +466,13 @@ class Lowering:
             members.append((name, sub, where, True))
         for name, sub, where, req in members:
             if req and sub is False:
-                self.reasons.append(f"required property {name!r} can never be valid {_where(slot)}")
+                self.never(slot, f"required property {name!r} can never be valid")
                 return
         names = {m[0] for m in members}
         keys = self.additional_keys(names, pattern_dfas, extra, slot)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
-            self.reasons.append(f"more properties required than maxProperties allows {_where(slot)}")
+            self.never(slot, f"more properties required than maxProperties allows")
             return
         cap = max(1, lo) if hi is None else hi
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
@@ -578,6 +578,9 @@ class Lowering:
             self.comma(src, dst)
         else:
             self.ws(src, dst)
+
+    def never(self, slot: Slot, reason: str) -> None:
+        self.reasons.append((slot, reason))
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

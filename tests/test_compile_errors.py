@@ -1,0 +1,139 @@
+"""Bad and hostile schemas get a clear error naming the place, in bounded time and memory."""
+
+import json
+
+import pytest
+
+import constrain
+
+
+def test_unsupported_keyword_names_keyword_and_pointer():
+    """`not` deep inside is refused with its JSON pointer, never ignored."""
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"not": {"type": "null"}}}}}
+    with pytest.raises(constrain.UnsupportedKeyword) as err:
+        constrain.compile(schema)
+    assert err.value.keyword == "not"
+    assert "/properties/a/items/not" in str(err.value)
+
+
+@pytest.mark.parametrize("keyword,value", [("if", {}), ("uniqueItems", True), ("contains", {}),
+                                           ("dependentRequired", {}), ("propertyNames", {}),
+                                           ("unevaluatedProperties", False)])
+def test_each_unsupported_keyword_is_an_error(keyword, value):
+    """Every vocabulary keyword we do not enforce raises UnsupportedKeyword."""
+    with pytest.raises(constrain.UnsupportedKeyword, match=keyword):
+        constrain.compile({"type": "object", keyword: value})
+
+
+def test_annotations_and_unknown_keywords_are_ignored():
+    """title, description, x-... and propertyOrder change nothing."""
+    g = constrain.compile({"type": "string", "title": "t", "description": "d", "default": "x", "examples": ["y"],
+                           "$comment": "c", "x-extra": 1, "propertyOrder": 3})
+    assert g.accepts('"z"')
+
+
+def test_root_pointer_is_worded_for_people():
+    """A problem at the root says 'at the schema root'."""
+    with pytest.raises(constrain.UnsupportedKeyword, match="at the schema root|at /not"):
+        constrain.compile({"not": {}})
+
+
+def test_empty_property_name_is_written_quoted():
+    """A property named "" shows as \"\" in the pointer."""
+    with pytest.raises(constrain.UnsupportedKeyword, match='/properties/""/not'):
+        constrain.compile({"properties": {"": {"not": {}}}})
+
+
+def test_error_inside_ref_target_names_the_reference():
+    """A problem inside a $ref target also names the reference that led there."""
+    schema = {"$defs": {"bad": {"if": {}}}, "type": "object", "properties": {"x": {"$ref": "#/$defs/bad"}}}
+    with pytest.raises(constrain.UnsupportedKeyword) as err:
+        constrain.compile(schema)
+    assert "/$defs/bad/if" in str(err.value) and "#/$defs/bad" in str(err.value)
+
+
+@pytest.mark.parametrize("schema", ["{not json", b"[1, 2", [1, 2], 3, None, "null"])
+def test_malformed_input_is_invalid_schema(schema):
+    """Malformed JSON text, or a list where a schema should be, is InvalidSchema."""
+    with pytest.raises(constrain.InvalidSchema):
+        constrain.compile(schema)
+
+
+def test_list_where_a_subschema_should_be():
+    """A list as a property schema is InvalidSchema naming the property."""
+    with pytest.raises(constrain.InvalidSchema, match="/properties/a"):
+        constrain.compile({"properties": {"a": [1]}})
+
+
+def test_deeply_nested_schema_is_bounded():
+    """A schema nested 10,000 levels deep gives a clear error or compiles; never RecursionError."""
+    schema = {"type": "null"}
+    for _ in range(10_000):
+        schema = {"type": "object", "properties": {"a": schema}}
+    try:
+        constrain.compile(schema)
+    except constrain.SchemaError:
+        pass
+    text = '{"type": "object", "properties": {"a": ' * 10_000 + "{}" + "}}" * 10_000
+    try:
+        constrain.compile(text)
+    except constrain.SchemaError:
+        pass
+
+
+def test_huge_enum_is_bounded():
+    """An enum of 100,000 strings compiles or is refused as too complex."""
+    values = [f"value number {i}" for i in range(100_000)]
+    try:
+        g = constrain.compile({"enum": values})
+    except constrain.SchemaTooComplex:
+        return
+    assert g.accepts('"value number 99999"') and not g.accepts('"value number 100000"')
+
+
+def test_ref_cycle_without_base_case_is_unsatisfiable():
+    """A $ref cycle that can never close is Unsatisfiable, not a hang."""
+    schema = {"$defs": {"a": {"type": "object", "properties": {"n": {"$ref": "#/$defs/a"}}, "required": ["n"]}},
+              "$ref": "#/$defs/a"}
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile(schema)
+
+
+def test_pure_ref_loop_is_an_error():
+    """`a` refers to `b` refers to `a` with nothing else: refused with a clear error."""
+    schema = {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+    with pytest.raises(constrain.SchemaError):
+        constrain.compile(schema)
+
+
+def test_unresolvable_ref_is_invalid():
+    """A $ref to nowhere is InvalidSchema."""
+    with pytest.raises(constrain.InvalidSchema, match="nowhere"):
+        constrain.compile({"$ref": "#/$defs/nowhere"})
+
+
+def test_state_limit_is_enforced():
+    """Exceeding max_states is SchemaTooComplex naming the limit."""
+    with pytest.raises(constrain.SchemaTooComplex):
+        constrain.compile({"enum": [f"v{i}" for i in range(2000)]}, max_states=500)
+
+
+def test_huge_counts_are_refused():
+    """maxLength or minItems in the millions are refused as too complex."""
+    with pytest.raises(constrain.SchemaTooComplex):
+        constrain.compile({"type": "array", "minItems": 10_000_000})
+
+
+def test_required_false_property_is_unsatisfiable():
+    """A required property whose schema is false can never be satisfied."""
+    with pytest.raises(constrain.Unsatisfiable, match="x"):
+        constrain.compile({"type": "object", "properties": {"x": False}, "required": ["x"]})
+
+
+def test_options_are_checked():
+    """A wrong option value is a ValueError, not a crash later."""
+    with pytest.raises(ValueError):
+        constrain.compile({}, whitespace="wide")
+    with pytest.raises(ValueError):
+        constrain.compile({}, max_depth=-1)
+    assert json.dumps  # keep import used
