@@ -1,0 +1,84 @@
+"""Mutation check: break each guard of the literal matcher and the root handling, one at a time.
+
+Each mutation is a one-line source edit; the literal and root tests run against a copy of the
+tree holding it. A mutation the tests do not catch is a guard nobody tests. Prints caught /
+survived per mutation and exits non-zero if any survived.
+
+    python benchmarks/mutation_check.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
+
+MUTATIONS = [
+    ("hex digit unchecked", "compiler/strings.py",
+     "    out = []\n    if lo <= 9:", "    return [(0x30, 0x7A)]\n    out = []\n    if lo <= 9:"),
+    ("upper-case hex refused", "compiler/strings.py",
+     "out += [(0x61 + a, 0x61 + b), (0x41 + a, 0x41 + b)]", "out += [(0x61 + a, 0x61 + b)]"),
+    ("low surrogate not required", "compiler/strings.py",
+     "out += [prefix + high + prefix + low for high, low in", "out += [prefix + high for high, low in"),
+    ("low surrogate off by one", "compiler/strings.py",
+     "_hex4_paths(0xDC00 + l1, 0xDC00 + l2)", "_hex4_paths(0xDC00 + l1, 0xDC01 + l2)"),
+    ("raw control characters allowed", "compiler/strings.py",
+     "raw = _subtract_points(_intersect(ranges, 0x20, 0x10FFFF)", "raw = _subtract_points(_intersect(ranges, 0x00, 0x10FFFF)"),
+    ("raw quote allowed", "compiler/strings.py", "(QUOTE, BACKSLASH))\n    out", "(BACKSLASH,))\n    out"),
+    ("short escape \\n dropped", "compiler/strings.py", '0x0A: ord("n"), ', ""),
+    ("short escape \\t dropped", "compiler/strings.py", ' 0x09: ord("t")}', "}"),
+    ("plain ASCII allowed escaped", "compiler/strings.py",
+     "escapable += list(_intersect(ranges, 0x80, 0x10FFFF))", "escapable += list(_intersect(ranges, 0x00, 0x10FFFF))"),
+    ("solidus escape in literals", "compiler/strings.py", "if not literal and members(SOLIDUS):", "if members(SOLIDUS):"),
+    ("non-ASCII escape refused in literals", "compiler/strings.py",
+     "escapable += list(_intersect(ranges, 0x80, 0x10FFFF))", "pass"),
+    ("encoded surrogates allowed raw", "compiler/strings.py",
+     "for a, b in _without_surrogates([(lo, hi)]):", "for a, b in [(lo, hi)]:"),
+    ("any-root default changed to objects", "compiler/lower.py",
+     'types = set(TYPES) - {"integer"}', 'types = {"object"}'),
+    ("any value without null", "compiler/lower.py",
+     'for kind in ("null", "boolean", "number", "string", "array"):', 'for kind in ("boolean", "number", "string", "array"):'),
+    ("false root treated as any", "compiler/lower.py",
+     "        if schema is False:\n            self.never(slot, f\"'false' schema\")\n            return",
+     "        if schema is False:\n            return self.any_value(src, dst)"),
+    ("whitespace allowed around the root", "compiler/lower.py",
+     "            root = self.fragment(self.doc.root, Slot(\"\"))",
+     "            inner = self.fragment(self.doc.root, Slot(\"\")); root = self.prog.new_fragment(); "
+     "f = self.prog.fragments[root]; a, b = self.state(f.start), self.state(f.start); "
+     "self.ws(f.start, a); self.prog.call(a, inner, b); self.ws(b, f.final)"),
+]
+
+
+def run(name: str, path: str, old: str, new: str) -> bool:
+    """True when the tests fail against the mutated tree (the mutation is caught)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "tree"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".hypothesis", "*.egg-info"))
+        target = copy / path
+        source = target.read_text()
+        if source.count(old) != 1:
+            raise SystemExit(f"mutation {name!r}: the guard to break was not found once in {path}")
+        target.write_text(source.replace(old, new))
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS],
+                              cwd=copy, capture_output=True, text=True, env={"PYTHONPATH": str(copy), "PATH": ""})
+        return proc.returncode != 0
+
+
+def main() -> int:
+    survived = []
+    for name, path, old, new in MUTATIONS:
+        caught = run(name, path, old, new)
+        print(f"{'caught  ' if caught else 'SURVIVED'}  {name}")
+        if not caught:
+            survived.append(name)
+    print(f"mutations: {len(MUTATIONS) - len(survived)} caught, {len(survived)} survived")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
