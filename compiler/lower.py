@@ -399,10 +399,10 @@ class Lowering:
                     for lo, hi in ranges:
                         self.prog.byte(states[q], lo, hi, states[t])
                 elif literal or len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-                    add_paths(self.prog, states[q], states[t], scalar_paths(ranges, literal=literal))
+                    add_paths(self.prog, states[q], states[t], scalar_paths(tuple(ranges), literal=literal))
                 else:
                     key = ("scalar", tuple(ranges))
-                    frag = self.shared(key, lambda a, b, r=ranges: add_paths(self.prog, a, b, scalar_paths(r, literal=False)))
+                    frag = self.shared(key, lambda a, b, r=ranges: add_paths(self.prog, a, b, scalar_paths(tuple(r), literal=False)))
                     self.prog.call(states[q], frag, states[t])
 
     def lower_array(self, rules, slot, src, dst):
@@ -479,33 +479,37 @@ class Lowering:
         self.prog.text(src, b"{", grid[0][0])
         end = self.state(src)
         for i, (name, sub, where, req) in enumerate(members):
+            member = None if sub is False else self.member(lambda a, b, n=name: self.literal_string([n], a, b), sub, where)
             for c in range(cap + 1):
                 if not req:
                     self.prog.epsilon(grid[i][c], grid[i + 1][c])
-                if sub is False or (hi is not None and c >= hi):
-                    continue
-                key_start = self.state(src)
-                self.separator(grid[i][c], key_start, c)
-                key_end = self.state(src)
-                self.literal_string([name], key_start, key_end)
-                val = self.state(src)
-                self.colon(key_end, val)
-                self.call(sub, where, val, grid[i + 1][min(c + 1, cap)])
+                if member is not None and (hi is None or c < hi):
+                    self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
         last = grid[-1]
+        extras = [self.member(lambda a, b, k=k: self.quoted(k, a, b, literal=False), sub, where) for k, sub, where in keys]
         for c in range(cap + 1):
             if c >= lo:
                 self.ws(last[c], end)
             if hi is not None and c >= hi:
                 continue
-            for key_dfa, sub, where in keys:
-                key_start = self.state(src)
-                self.separator(last[c], key_start, c)
-                key_end = self.state(src)
-                self.quoted(key_dfa, key_start, key_end, literal=False)
-                val = self.state(src)
-                self.colon(key_end, val)
-                self.call(sub, where, val, last[min(c + 1, cap)])
+            for member in extras:
+                self.next_member(last[c], c, member, last[min(c + 1, cap)])
         self.prog.text(end, b"}", dst)
+
+    def member(self, key, sub, where: Slot) -> int:
+        """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""
+        frag = self.prog.new_fragment()
+        f = self.prog.fragments[frag]
+        key_end, val = self.prog.new_state(frag), self.prog.new_state(frag)
+        key(f.start, key_end)
+        self.colon(key_end, val)
+        self.call(sub, where, val, f.final)
+        return frag
+
+    def next_member(self, src: int, count: int, member: int, dst: int) -> None:
+        start = self.state(src)
+        self.separator(src, start, count)
+        self.prog.call(start, member, dst)
 
     def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
         """(key automaton, value schema, slot) for keys beyond the declared names."""
@@ -523,7 +527,7 @@ class Lowering:
             if not keys.is_empty:
                 out.append((keys, sub, ps))
         if extra is not False:
-            keys = chardfa.difference(chardfa.any_string(), declared)
+            keys = chardfa.complement(declared)
             if covered is not None:
                 keys = chardfa.difference(keys, covered)
             if not keys.is_empty:

@@ -13,7 +13,8 @@ explored from the start state so only reachable combinations are built.
 Bounds are exact decimals: a float bound is the value of its JSON text (``0.1`` is one tenth, via
 ``repr``), never its binary approximation. Constrained numbers are written without an exponent
 (``1e2`` is refused where a bound or ``multipleOf`` applies): with an exponent, the digit count no
-longer says how large a number is, and the language would need counting we cannot bound.
+longer says how large a number is, and the language is not even regular (``0.0…01e+k`` is at least
+1 exactly when k exceeds the number of zeros).
 """
 
 from __future__ import annotations
@@ -51,20 +52,12 @@ def number_dfa(
     when no number meets the keywords, and ``SchemaTooComplex`` past ``MAX_DIVISOR`` or
     ``max_states``.
     """
-    given = {
-        "minimum": minimum,
-        "exclusiveMinimum": exclusive_minimum,
-        "maximum": maximum,
-        "exclusiveMaximum": exclusive_maximum,
-    }
-    limits = [
-        _Limit(keyword, _exact(value, keyword, pointer), keyword.startswith("exclusive"), value)
-        for keyword, value in given.items()
-        if value is not None
-    ]
-    lower = _tightest([lim for lim in limits if lim.keyword.endswith("inimum")], lower=True)
-    upper = _tightest([lim for lim in limits if lim.keyword.endswith("aximum")], lower=False)
+    lows = _limits(pointer, ("minimum", minimum, False), ("exclusiveMinimum", exclusive_minimum, True))
+    highs = _limits(pointer, ("maximum", maximum, False), ("exclusiveMaximum", exclusive_maximum, True))
+    lower = _tightest(lows, lower=True)
+    upper = _tightest(highs, lower=False)
     _check_interval(lower, upper, pointer)
+    limits = lows + highs
 
     constrained = bool(limits) or multiple_of is not None
     components: list[_Component] = [_Grammar(fraction=not integer, exponent=not (integer or constrained))]
@@ -96,6 +89,15 @@ class _Limit:
     value: Decimal
     strict: bool
     given: object
+
+
+def _limits(pointer: str, *given: tuple[str, object, bool]) -> list[_Limit]:
+    """The bounds the schema gives, as ``(keyword, value, strict)``, made exact."""
+    return [
+        _Limit(keyword, _exact(value, keyword, pointer), strict, value)
+        for keyword, value, strict in given
+        if value is not None
+    ]
 
 
 def _exact(value, keyword: str, pointer: str) -> Decimal:
@@ -323,7 +325,7 @@ class _Multiple:
         if state == "start":
             return False
         read = state[2] if state[0] == "frac" else 0
-        return state[1] % self.divisor == 0
+        return state[1] * pow(10, self.places - read, self.divisor) % self.divisor == 0
 
 
 # --- the product ---------------------------------------------------------------------------------

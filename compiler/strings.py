@@ -15,6 +15,8 @@ states, sharing common prefixes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from automaton.program import Program
 
 Path = tuple[tuple[int, int], ...]
@@ -128,12 +130,17 @@ def _subtract_points(ranges, points):
             yield lo, hi
 
 
-BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75
+BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75  # noqa: E702
 StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
 
 
-def scalar_paths(ranges, literal: bool) -> list[StepPath]:
+@lru_cache(maxsize=4096)
+def scalar_paths(ranges: tuple[tuple[int, int], ...], literal: bool) -> list[StepPath]:
     """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and 0x20 <= ranges[0][0] < 0x7F and literal:
+        cp = ranges[0][0]
+        if cp not in (QUOTE, BACKSLASH):
+            return [[[(cp, cp)]]]
     ranges = list(_without_surrogates(ranges))
     raw = _subtract_points(_intersect(ranges, 0x20, 0x10FFFF), (QUOTE, BACKSLASH))
     out: list[StepPath] = [[[r] for r in p] for lo, hi in raw for p in utf8_paths(lo, hi)]
