@@ -35,6 +35,8 @@ def _parse(text) -> object:
     except json.JSONDecodeError as e:
         raise InvalidSchema("", f"schema text is not valid JSON: {e.msg} at line {e.lineno} "
                                 f"column {e.colno} (char {e.pos})") from None
+    except RecursionError:
+        raise InvalidSchema("", "schema text is nested too deeply to parse") from None
     except ValueError as e:  # NaN / Infinity
         raise InvalidSchema("", f"schema text is not valid JSON: {e}") from None
 

@@ -313,20 +313,23 @@ class Lowering:
         self.prog.text(src, b"false", dst)
 
     def lower_integer(self, rules, slot, src, dst):
-        self.lower_number(rules, slot, src, dst, integer=True)
+        """An integer is an integral number: written ``7``, or as a decimal with a zero fraction ``7.0``."""
+        k = rules.get("multipleOf")
+        step = 1 if k is None else _integer_step(k, child(slot.pointer, "multipleOf"), slot.via)
+        self.lower_number({**rules, "multipleOf": step}, slot, src, dst)
 
-    def lower_number(self, rules, slot, src, dst, integer=False):
+    def lower_number(self, rules, slot, src, dst):
         lo, hi = rules.get("minimum"), rules.get("maximum")
         xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
         if isinstance(xlo, bool):  # draft 4: a flag on minimum
             xlo, lo = (lo, None) if xlo else (None, lo)
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
-        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")))
+        key = ("number", _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")))
         try:
             frag = self._shared.get(key)
             if frag is None:
-                dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo,
+                dfa = number_dfa(False, minimum=lo, maximum=hi, exclusive_minimum=xlo,
                                  exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
         except Unsatisfiable as exc:
@@ -609,6 +612,15 @@ def _count(rules: dict, name: str, slot: Slot) -> int | None:
     if value > 100_000:
         raise SchemaTooComplex(child(slot.pointer, name), f"{name} of {value} is above the limit of 100000", slot.via)
     return value
+
+
+def _integer_step(k, pointer: str, via) -> int:
+    """The multiples of ``k`` that are integers are the multiples of its reduced numerator."""
+    from fractions import Fraction
+
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+        raise InvalidSchema(pointer, "multipleOf must be a number above 0", via)
+    return Fraction(repr(k) if isinstance(k, float) else k).numerator
 
 
 def _num_key(v):

@@ -66,26 +66,30 @@ def _defrag(uri: str) -> tuple[str, str]:
 
 
 def _children(node: dict):
-    """Yield ``(path segments, subschema)`` for every subschema directly under schema `node`."""
+    """Yield ``(escaped pointer suffix, subschema)`` for every subschema directly under `node`."""
     for key, value in node.items():
         if key in _ONE and isinstance(value, (dict, bool)):
-            yield (key,), value
+            yield "/" + escape(key), value
         elif key in _LIST and isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, (dict, bool)):
-                    yield (key, i), item
+                    yield f"/{escape(key)}/{i}", item
         elif key in _MAP and isinstance(value, dict):
             for name, item in value.items():
                 if isinstance(item, (dict, bool)):
-                    yield (key, name), item
+                    yield f"/{escape(key)}/{escape(name)}", item
 
 
-def _pointer_of(path) -> str:
-    """Spell out a linked path ``(parent_path, segments)`` as a JSON pointer."""
+def pointer_of(path) -> str:
+    """Spell out a linked path as a JSON pointer.
+
+    A linked path is ``None`` (the root) or ``(parent_path, suffix)`` with `suffix` an escaped
+    pointer fragment such as ``"/properties/a~1b"``: cheap to extend, spelled out only on demand.
+    """
     parts = []
     while path is not None:
-        path, segments = path
-        parts.append("".join("/" + escape(s) for s in segments))
+        path, suffix = path
+        parts.append(suffix)
     return "".join(reversed(parts))
 
 
@@ -124,9 +128,9 @@ class SchemaDocument:
             ident, keyword = self._own_id(node)
             if ident is not None:
                 if not isinstance(ident, str):
-                    raise InvalidSchema(_pointer_of(path), f"{keyword} must be a string")
+                    raise InvalidSchema(pointer_of(path), f"{keyword} must be a string")
                 uri, fragment = _defrag(_join(base, ident))
-                pointer = _pointer_of(path)
+                pointer = pointer_of(path)
                 if uri and uri != base:
                     self._declare(self._resources, uri, pointer)
                     base = uri
@@ -135,10 +139,10 @@ class SchemaDocument:
                     self._declare(self._anchors, (base, unquote(fragment)), pointer)
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
-                self._declare(self._anchors, (base, anchor), _pointer_of(path))
-            for segments, sub in _children(node):
+                self._declare(self._anchors, (base, anchor), pointer_of(path))
+            for suffix, sub in _children(node):
                 if isinstance(sub, dict):
-                    stack.append((sub, base, (path, segments)))
+                    stack.append((sub, base, (path, suffix)))
 
     def _declare(self, table: dict, key, pointer: str) -> None:
         if key in table and table[key] != pointer:
@@ -181,36 +185,37 @@ class SchemaDocument:
 
     # -- resolution ----------------------------------------------------------------------------
 
-    def resolve(self, ref: str, pointer: str) -> tuple[str, object]:
+    def resolve(self, ref: str, pointer: str, via: tuple[str, ...] = ()) -> tuple[str, object]:
         """Resolve `ref` found at JSON pointer `pointer` (the location of the schema holding the $ref);
-        return ``(target_pointer, target_subschema)``."""
+        return ``(target_pointer, target_subschema)``. `via` (the refs that led to `pointer`) is only
+        passed on to the errors."""
         if not isinstance(ref, str):
-            raise InvalidSchema(pointer, f"$ref must be a string, not {type(ref).__name__}")
+            raise InvalidSchema(pointer, f"$ref must be a string, not {type(ref).__name__}", via)
         uri, fragment = _defrag(_join(self.base_uri(pointer), ref))
         if uri in self._ambiguous:
-            raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} ({uri!r} is declared twice)")
+            raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} ({uri!r} is declared twice)", via)
         resource = self._resources.get(uri)
         if resource is None:
-            raise UnsupportedKeyword(pointer, "$ref", f"remote reference {ref!r}")
+            raise UnsupportedKeyword(pointer, "$ref", f"remote reference {ref!r}", via)
         if fragment == "" or fragment.startswith("/"):
             target = self._follow(resource, unquote(fragment))
             if target is None and resource != "":
                 # Sloppy documents give sub-schemas an `$id` yet mean `#/definitions/..` of the root.
                 target = self._follow("", unquote(fragment))
             if target is None:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}")
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}", via)
         else:
             key = (uri, unquote(fragment))
             if key in self._ambiguous:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (anchor declared twice)")
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (anchor declared twice)", via)
             if key not in self._anchors:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}")
+                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}", via)
             target_pointer = self._anchors[key]
             target = (target_pointer, self._node_at(target_pointer))
         target_pointer, node = target
         if not isinstance(node, (dict, bool)):
             raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
-                                         f"{type(node).__name__}, not a schema)")
+                                         f"{type(node).__name__}, not a schema)", via)
         return target_pointer, node
 
     def _node_at(self, pointer: str):

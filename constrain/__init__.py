@@ -13,6 +13,11 @@ from compiler.errors import (
 )
 from compiler.grammar import Grammar, compile
 
+from .repair import RepairFailed, describe_shape, generate_json
+from .tool_calls import compile_tools
+from .tools import normalize_tool_schema
+from .validate import validate
+
 __all__ = [
     "compile",
     "Grammar",
@@ -21,4 +26,10 @@ __all__ = [
     "UnsupportedKeyword",
     "Unsatisfiable",
     "SchemaTooComplex",
+    "validate",
+    "generate_json",
+    "RepairFailed",
+    "describe_shape",
+    "normalize_tool_schema",
+    "compile_tools",
 ]

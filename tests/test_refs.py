@@ -208,3 +208,26 @@ def test_load_schema_takes_a_pydantic_model():
     schema = load_schema(Item)
     assert schema["properties"]["sku"]["type"] == "string"
     assert schema["required"] == ["sku"]
+
+
+def test_pointer_missing_in_a_nested_resource_falls_back_to_the_root():
+    """Sloppy documents give a subschema an `id` yet mean the root's `#/definitions/...`."""
+    schema = {"definitions": {"d": {"type": "null"}},
+              "properties": {"x": {"id": "Thing", "properties": {"y": {"$ref": "#/definitions/d"}}}}}
+    doc = SchemaDocument(schema)
+    assert doc.resolve("#/definitions/d", "/properties/x/properties/y") == ("/definitions/d", {"type": "null"})
+
+
+def test_jackson_style_urn_ids_resolve():
+    """`urn:` ids (Jackson's draft-4 output) name resources that refs reach directly."""
+    schema = {"id": "urn:jsonschema:com:acme:Order",
+              "properties": {"line": {"id": "urn:jsonschema:com:acme:Line", "type": "object"},
+                             "next": {"$ref": "urn:jsonschema:com:acme:Line"}}}
+    assert SchemaDocument(schema).resolve("urn:jsonschema:com:acme:Line", "/properties/next")[0] == "/properties/line"
+
+
+def test_via_is_passed_on_to_errors():
+    """The refs that led to a location are named in the error for a ref found there."""
+    with pytest.raises(InvalidSchema) as info:
+        SchemaDocument({}).resolve("#/missing", "/x", via=("#/a",))
+    assert info.value.via == ("#/a",) and "reached through $ref '#/a'" in str(info.value)
