@@ -12,12 +12,24 @@ Search semantics: the NFA start is re-entered before every character (an unancho
 and once a match has ended the DFA moves to an absorbing accept-everything state (unanchored
 right side). ``^`` edges are followed only before the first character, ``$`` edges only when
 deciding acceptance at the end of the input.
+
+Dialect details: Unicode ("u" flag) semantics as JSON Schema recommends (``.`` is one scalar,
+``\\u{1F600}`` and surrogate-pair escapes are one scalar), with Annex B leniencies real schemas
+rely on (a lone ``{``, ``}`` or ``]`` is literal, ``[\\d-z]`` is a union); Python's ``(?P<name>``
+is read as a named group. Python's ``re`` (python-jsonschema's engine) disagrees with ECMA on
+``\\D`` and ``\\W`` (ECMA's match non-ASCII digits and letters, Python's do not) and on the
+whitespace set of ``\\s``/``\\S`` (U+FEFF; U+001C-U+001F, U+0085): there we follow ECMA, and
+``dialect="portable"`` accepts only what both accept. ``{,n}`` (literal in ECMA, a repetition in
+Python) is refused.
 """
 
 from __future__ import annotations
 
+import array
+import bisect
 import functools
 import re
+import sys
 
 from compiler.chardfa import MAX_SCALAR, CharDFA
 from compiler.errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
@@ -33,8 +45,8 @@ SPACE: Ranges = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 
 MAX_NFA_STATES = 100_000
-MAX_WORK = 4_000_000  # closure steps and range events during determinisation
-MAX_DEPTH = 200  # group nesting
+MAX_WORK = 1_000_000  # closure steps and range events; MaskBench patterns need < 100k
+MAX_DEPTH = 100  # group nesting (each level costs several Python frames)
 
 
 def normalize(ranges) -> Ranges:
@@ -65,12 +77,41 @@ def complement(ranges) -> Ranges:
 
 
 DOT = complement(LINE_TERMINATORS)
-_CLASS_ESCAPES = {"d": DIGIT, "D": complement(DIGIT), "w": WORD, "W": complement(WORD),
-                  "s": normalize(SPACE), "S": complement(SPACE)}
+_ECMA_ESCAPES = {"d": DIGIT, "D": complement(DIGIT), "w": WORD, "W": complement(WORD),
+                 "s": normalize(SPACE), "S": complement(SPACE)}
 _CONTROL_ESCAPES = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
 _BRACES = re.compile(r"\{([0-9]+)(?:(,)([0-9]*))?\}")
 _HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
-_GROUP_NAME = re.compile(r"(?:P?)<([A-Za-z_$][A-Za-z0-9_$]*)>")
+_GROUP_NAME = re.compile(r"P?<([A-Za-z_$][A-Za-z0-9_$]*)>")
+
+
+def _union(a: Ranges, b: Ranges) -> Ranges:
+    return normalize(a + b)
+
+
+def _intersection(a: Ranges, b: Ranges) -> Ranges:
+    return complement(complement(a) + complement(b))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_escapes(dialect: str) -> tuple[dict[str, Ranges], dict[str, Ranges]]:
+    """(narrow, wide) meaning of each class escape: narrow is used where a scalar must match it,
+    wide inside a negated class. For "portable", narrow = ECMA ∩ Python and wide = ECMA ∪ Python,
+    so the pattern accepts only strings both engines accept (python-jsonschema uses ``re``)."""
+    if dialect == "ecma":
+        return _ECMA_ESCAPES, _ECMA_ESCAPES
+    if dialect != "portable":
+        raise ValueError(f"unknown regex dialect {dialect!r}")
+    # every code point, index = code point, and let `re` itself say what its classes contain
+    codec = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+    every = array.array("I", range(MAX_SCALAR + 1)).tobytes().decode(codec, "surrogatepass")
+    python: dict[str, Ranges] = {}
+    for name in "dws":
+        runs = normalize((m.start(), m.end() - 1) for m in re.finditer(f"\\{name}+", every))
+        python[name], python[name.upper()] = runs, complement(runs)
+    narrow = {k: _intersection(v, python[k]) for k, v in _ECMA_ESCAPES.items()}
+    wide = {k: _union(v, python[k]) for k, v in _ECMA_ESCAPES.items()}
+    return narrow, wide
 
 
 class _Refusal(Exception):
@@ -98,10 +139,11 @@ def _too_complex(text):
 #            | ("bol",) | ("eol",)
 
 class _Parser:
-    """Recursive descent over ECMA-262 pattern syntax (Annex B leniencies for ``{``, ``}``, ``]``)."""
+    """Recursive descent over ECMA-262 pattern syntax (Annex B leniency for ``{``, ``}``, ``]``)."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, dialect: str = "ecma"):
         self.p, self.i, self.depth = pattern, 0, 0
+        self.narrow, self.wide = _class_escapes(dialect)
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -174,6 +216,8 @@ class _Parser:
         if c == "\\":
             self.i += 1
             return self.atom_escape()
+        if c == "{" and re.match(r"\{,[0-9]+\}", self.p[self.i:]):
+            raise _unsupported("quantifier {,n} (a literal in ECMA-262, a repetition in Python)")
         if c in "*+?" or (c == "{" and _BRACES.match(self.p, self.i)):
             raise _invalid(f"nothing to repeat before {c!r}")
         self.i += 1
@@ -217,9 +261,9 @@ class _Parser:
         c = self.peek()
         if not c:
             raise _invalid("pattern ends with a backslash")
-        if c in _CLASS_ESCAPES:
+        if c in self.narrow:
             self.i += 1
-            return ("set", _CLASS_ESCAPES[c])
+            return ("set", self.narrow[c])
         if c in "bB":
             raise _unsupported(f"word boundary \\{c}")
         if c in "123456789":
@@ -288,10 +332,10 @@ class _Parser:
             if self.p[self.i] == "]":
                 self.i += 1
                 break
-            a = self.class_atom()
+            a = self.class_atom(negate)
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
                 self.i += 1
-                b = self.class_atom()
+                b = self.class_atom(negate)
                 if isinstance(a, int) and isinstance(b, int):
                     if a > b:
                         raise _invalid("range out of order in character class")
@@ -304,8 +348,8 @@ class _Parser:
             ranges.extend([(a, a)] if isinstance(a, int) else a)
         return complement(ranges) if negate else normalize(ranges)
 
-    def class_atom(self):
-        """A scalar (int) or a class escape's ranges."""
+    def class_atom(self, negated: bool):
+        """A scalar (int) or a class escape's ranges (wide ones in a negated class)."""
         c = self.p[self.i]
         self.i += 1
         if c != "\\":
@@ -313,9 +357,9 @@ class _Parser:
         e = self.peek()
         if not e:
             raise _invalid("pattern ends with a backslash")
-        if e in _CLASS_ESCAPES:
+        if e in self.narrow:
             self.i += 1
-            return _CLASS_ESCAPES[e]
+            return (self.wide if negated else self.narrow)[e]
         if e == "b":
             self.i += 1
             return 8
@@ -428,9 +472,25 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
             raise _too_complex("pattern needs too much work to compile")
         return frozenset(q for q in seen if nfa.char[q] is not None or nfa.eol[q] or q == final)
 
-    def accepts_at_end(states, at_start: bool) -> bool:
+    def accepts_at_end(states) -> bool:
         waiting = [q for q in states if nfa.eol[q]]
-        return bool(waiting) and final in closure(waiting, at_start, True)
+        return bool(waiting) and final in closure(waiting, False, True)
+
+    @functools.lru_cache(maxsize=None)
+    def segments(classes: frozenset) -> tuple[list, list[tuple[int, int, frozenset]]]:
+        """Cut the scalar line where the set of classes (by index) containing a scalar changes."""
+        nonlocal work
+        keys = list(classes)
+        events = sorted((x, d, i) for i, r in enumerate(keys)
+                        for lo, hi in r for x, d in ((lo, 1), (hi + 1, -1)))
+        work += len(events)
+        out, active = [], set()
+        for k, (pos, d, i) in enumerate(events):
+            (active.add if d > 0 else active.discard)(i)
+            end = events[k + 1][0] - 1 if k + 1 < len(events) else pos - 1
+            if active and end >= pos:
+                out.append((pos, end, frozenset(active)))
+        return keys, out
 
     dfa = CharDFA()
     matched = dfa.add_state(accepting=True)  # a match has ended: anything may follow
@@ -438,7 +498,7 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
     init = closure([start], True, False)
     if final in init:
         return dfa
-    first = dfa.add_state(accepting=accepts_at_end(closure([start], True, True), True))
+    first = dfa.add_state(accepting=final in closure([start], True, True))
     dfa.start = first
     base = closure([start], False, False)  # re-entered before every character: unanchored left
     ids: dict[frozenset, int] = {}
@@ -450,67 +510,97 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
             edge = nfa.char[s]
             if edge is not None:
                 groups.setdefault(edge[0], []).append(edge[1])
-        events = []
-        for g, ranges in enumerate(groups):
-            for lo, hi in ranges:
-                events.append((lo, g, 1))
-                events.append((hi + 1, g, -1))
-        work += len(events)
-        events.sort()
-        targets = list(groups.values())
-        active: set[int] = set()
+        groups.setdefault(SCALARS, [])  # every scalar re-enters `base`, consumed or not
         memo: dict[frozenset, int] = {}
         row: list[tuple[int, int, int]] = []
-        for k, (pos, g, delta) in enumerate(events):
-            (active.add if delta > 0 else active.discard)(g)
-            end = events[k + 1][0] - 1 if k + 1 < len(events) else pos - 1
-            if not active or end < pos:
-                continue
-            key = frozenset(active)
+        keys, cuts = segments(frozenset(groups))
+        for lo, hi, key in cuts:
             if key not in memo:
-                seeds = [t for a in key for t in targets[a]]
-                nxt = closure(seeds, False, False) | base
-                if final in nxt:
+                nxt = closure([t for i in key for t in groups[keys[i]]], False, False) | base
+                if not nxt:
+                    memo[key] = -1  # nothing alive: no edge
+                elif final in nxt:
                     memo[key] = matched
                 elif nxt in ids:
                     memo[key] = ids[nxt]
                 else:
                     if dfa.size >= max_states:
                         raise _too_complex(f"pattern needs more than {max_states} automaton states")
-                    ids[nxt] = memo[key] = dfa.add_state(accepting=accepts_at_end(nxt, False))
+                    ids[nxt] = memo[key] = dfa.add_state(accepting=accepts_at_end(nxt))
                     todo.append((memo[key], nxt))
             t = memo[key]
-            if row and row[-1][2] == t and row[-1][1] == pos - 1:
-                row[-1] = (row[-1][0], end, t)
+            if t < 0:
+                continue
+            if row and row[-1][2] == t and row[-1][1] == lo - 1:
+                row[-1] = (row[-1][0], hi, t)
             else:
-                row.append((pos, end, t))
+                row.append((lo, hi, t))
         dfa.edges[q] = row
     return dfa
 
 
 # -------------------------------------------------------------------------------- minimisation
 
-def minimized(dfa: CharDFA) -> CharDFA:
-    """Hopcroft's algorithm over the DFA's scalar-range equivalence classes; trimmed result."""
-    dfa = dfa.trimmed()
-    n = dfa.size
-    cuts = sorted({lo for row in dfa.edges for lo, _, _ in row}
+def _reachable(dfa: CharDFA) -> CharDFA:
+    """Only the states reachable from the start, renumbered (start first)."""
+    order, index = [dfa.start], {dfa.start: 0}
+    for q in order:
+        for _, _, t in dfa.edges[q]:
+            if t not in index:
+                index[t] = len(order)
+                order.append(t)
+    return CharDFA(0, [[(lo, hi, index[t]) for lo, hi, t in dfa.edges[q]] for q in order],
+                   {index[q] for q in dfa.accepting if q in index})
+
+
+def _symbol_classes(dfa: CharDFA) -> list[int]:
+    """One representative scalar per class of scalars that every row treats alike.
+
+    Classes come from refining the line by each distinct row *shape* (its ranges, targets
+    numbered by first use): a 700-range identifier class used by 200 states is one class.
+    """
+    cuts = sorted({0, MAX_SCALAR + 1} | {lo for row in dfa.edges for lo, _, _ in row}
                   | {hi + 1 for row in dfa.edges for _, hi, _ in row})
     where = {c: k for k, c in enumerate(cuts)}
+    shapes = set()
+    for row in dfa.edges:
+        local: dict[int, int] = {}
+        shapes.add(tuple((lo, hi, local.setdefault(t, len(local))) for lo, hi, t in row))
+    label = [0] * (len(cuts) - 1)
+    for shape in shapes:
+        part = [-1] * len(label)
+        for lo, hi, t in shape:
+            part[where[lo]:where[hi + 1]] = [t] * (where[hi + 1] - where[lo])
+        names: dict[tuple[int, int], int] = {}
+        label = [names.setdefault(pair, len(names)) for pair in zip(label, part)]
+    first: dict[int, int] = {}
+    for k, c in enumerate(label):
+        first.setdefault(c, cuts[k])
+    return list(first.values())
+
+
+def minimized(dfa: CharDFA) -> CharDFA:
+    """Hopcroft's algorithm over the DFA's symbol classes; the result is trimmed and minimal."""
+    dfa = _reachable(dfa).trimmed()
+    n = dfa.size
     dead = n
-    delta = [[dead] * (n + 1) for _ in range(max(len(cuts) - 1, 0))]
-    for q, row in enumerate(dfa.edges):
-        for lo, hi, t in row:
-            for k in range(where[lo], where[hi + 1]):
-                delta[k][q] = t
+    columns = []  # per symbol class: target of every state (dead = n)
+    starts = [[lo for lo, _, _ in row] for row in dfa.edges]
+    for scalar in _symbol_classes(dfa):
+        column = [dead] * (n + 1)
+        for q, row in enumerate(dfa.edges):
+            e = bisect.bisect_right(starts[q], scalar) - 1
+            if e >= 0 and row[e][1] >= scalar:
+                column[q] = row[e][2]
+        columns.append(column)
     inverse = []
-    for column in delta:
+    for column in columns:
         inv: dict[int, list[int]] = {}
         for q, t in enumerate(column):
             inv.setdefault(t, []).append(q)
         inverse.append(inv)
     accepting = set(dfa.accepting)
-    blocks = [b for b in (accepting, set(range(n + 1)) - accepting) if b]
+    blocks = [b for b in (set(accepting), set(range(n + 1)) - accepting) if b]
     block_of = [0] * (n + 1)
     for b, members in enumerate(blocks):
         for q in members:
@@ -536,14 +626,14 @@ def minimized(dfa: CharDFA) -> CharDFA:
                     pending.add(new)
                 else:
                     pending.add(b)
-    out = CharDFA(block_of[dfa.start], [[] for _ in blocks],
-                  {block_of[q] for q in accepting})
+    out = CharDFA(block_of[dfa.start], [[] for _ in blocks], {block_of[q] for q in accepting})
     for b, members in enumerate(blocks):
-        rep = next(iter(members))
+        rep = min(members)
+        if rep == dead:
+            continue
         row = out.edges[b]
-        for k, column in enumerate(delta):
-            t = block_of[column[rep]]
-            lo, hi = cuts[k], cuts[k + 1] - 1
+        for lo, hi, t in dfa.edges[rep]:
+            t = block_of[t]
             if row and row[-1][2] == t and row[-1][1] == lo - 1:
                 row[-1] = (row[-1][0], hi, t)
             else:
@@ -554,10 +644,10 @@ def minimized(dfa: CharDFA) -> CharDFA:
 # ------------------------------------------------------------------------------------ public API
 
 @functools.lru_cache(maxsize=4096)
-def _compile(pattern: str, max_states: int):
+def _compile(pattern: str, max_states: int, dialect: str):
     """The DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
     try:
-        ast = _Parser(pattern).parse()
+        ast = _Parser(pattern, dialect).parse()
         if _size(ast, MAX_NFA_STATES) > MAX_NFA_STATES:
             raise _too_complex(f"pattern expands to more than {MAX_NFA_STATES} NFA states")
         nfa = _NFA()
@@ -570,14 +660,17 @@ def _compile(pattern: str, max_states: int):
         return _too_complex("pattern nests too deeply")
 
 
-def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000) -> CharDFA:
+def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
+                dialect: str = "ecma") -> CharDFA:
     """The strings `s` for which ``pattern`` holds (ECMA-262 search), as a trimmed minimal DFA.
 
+    ``dialect="portable"`` keeps only strings that Python's ``re`` (python-jsonschema's engine)
+    accepts too: ``\\D``, ``\\W``, ``\\s`` and ``\\S`` then avoid the scalars the engines disagree on.
     The result is cached and shared: callers must not mutate it.
     Raises InvalidSchema (bad syntax), UnsupportedKeyword (lookarounds, backreferences, word
     boundaries, inline flags, property classes, dialect-dependent escapes) or SchemaTooComplex.
     """
-    result = _compile(pattern, max_states)
+    result = _compile(pattern, max_states, dialect)
     if isinstance(result, CharDFA):
         return result
     if result.kind == "invalid":
