@@ -25,6 +25,7 @@ from .numbers import number_dfa
 from .refs import SchemaDocument, child
 from .regex import pattern_dfa
 from .strings import add_paths, scalar_paths
+from .validation import Validator
 
 WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
 ANY_SCALAR = ((0, chardfa.MAX_SCALAR),)
@@ -231,10 +232,8 @@ class Lowering:
         if not isinstance(values, list):
             raise InvalidSchema(child(slot.pointer, "enum"), "enum must be an array", slot.via)
         if rules:
-            from constrain.validate import validate  # the same semantics, on each candidate value
-
-            plain = _plain_schema(rules)
-            values = [v for v in values if not validate(v, plain)]
+            check = Validator(_plain_schema(rules))  # the same semantics, on each candidate value
+            values = [v for v in values if check.is_valid(v)]
         if not values:
             self.never(slot, f"no enum/const value satisfies the schema")
             return

@@ -1,0 +1,524 @@
+"""Validation with the compiler's semantics, for output that did not come through our masks.
+
+`validate(instance, schema)` returns errors as ``"<instance pointer>: <what is wrong>"`` (the root is
+written ``/``), worded so that a model can act on them. It covers exactly the keywords the compiler
+implements (``compiler.keywords.IMPLEMENTED``) with the same meaning: integers are integral numbers
+(``1.0`` is one; ``true`` and ``3.5`` are not), numbers compare exactly as the decimal text they serialise to,
+``enum``/``const`` use JSON equality (``true != 1``, ``1 == 1.0``), strings compare and count by
+Unicode scalar, ``pattern`` is an unanchored ECMA-262 search, and ``$ref`` resolves through the
+compiler's `SchemaDocument`. A schema the compiler would refuse is refused here with the same error.
+
+The schema is checked once, statically, over every subschema reachable from the root; instances are
+then walked by a trampoline (generators on an explicit stack), so neither a deep schema nor a deep
+instance can exhaust Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
+from compiler.keywords import TYPES, UNSUPPORTED
+from compiler.load import load_schema
+from compiler.refs import SchemaDocument, child, escape, pointer_of
+from compiler.regex import pattern_dfa
+
+__all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
+
+MAX_DEPTH = 1000
+"""Deepest container nesting accepted in an instance (the root container is level 1)."""
+
+KNOWN_FORMATS = frozenset({
+    "date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri",
+    "uri-reference", "json-pointer", "relative-json-pointer",
+})
+"""Formats enforced exactly; any other format is an annotation."""
+
+_SCHEMA_KINDS = (dict, bool)
+
+
+def validate(instance, schema) -> list[str]:
+    """Return every error of `instance` against `schema` (empty when it is valid).
+
+    Raises the compiler's `InvalidSchema` / `UnsupportedKeyword` for a schema the compiler would
+    refuse, whatever the instance.
+    """
+    return Validator(schema).errors(instance)
+
+
+# --- JSON values -----------------------------------------------------------------------------------
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _decimal(x) -> Decimal:
+    """The exact value of the decimal text `x` serialises to (``json.dumps`` writes ``repr``)."""
+    return Decimal(x) if isinstance(x, int) else Decimal(repr(x))
+
+
+def json_equal(a, b) -> bool:
+    """JSON equality: ``true != 1``, ``1 == 1.0``, objects unordered, strings by scalar."""
+    stack = [(a, b)]
+    while stack:
+        a, b = stack.pop()
+        if isinstance(a, bool) or isinstance(b, bool):
+            if not (isinstance(a, bool) and isinstance(b, bool) and a == b):
+                return False
+        elif _is_number(a) and _is_number(b):
+            if _decimal(a) != _decimal(b):
+                return False
+        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b))
+        elif isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
+
+
+def _json_type(x) -> str | None:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, int):
+        return "integer"
+    if isinstance(x, float):
+        return "number" if math.isfinite(x) else None
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, (list, tuple)):
+        return "array"
+    if isinstance(x, dict):
+        return "object"
+    return None
+
+
+def _has_type(x, kind: str, actual: str) -> bool:
+    if kind == "number":
+        return actual in ("number", "integer")
+    if kind == "integer" and actual == "number":
+        return x.is_integer()  # JSON Schema: 1.0 is an integer
+    return kind == actual
+
+
+def _show(pointer: str) -> str:
+    return pointer or "/"
+
+
+def _dump(value, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 4] + " ...]"
+
+
+def _json_problems(instance) -> list[str]:
+    """Errors for what is not JSON at all (a set, NaN, a non-string key) or nested too deep."""
+    errors: list[str] = []
+    stack = [(instance, None, 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        kind = _json_type(value)
+        if kind is None:
+            what = repr(value) if isinstance(value, float) else type(value).__name__
+            errors.append(f"{_show(pointer_of(path))}: not a JSON value ({what})")
+        elif kind in ("array", "object"):
+            if depth + 1 > MAX_DEPTH:
+                where = pointer_of(path)
+                where = where if len(where) <= 120 else where[:60] + "/.../" + where[-40:].split("/", 1)[-1]
+                errors.append(f"{where}: nested deeper than {MAX_DEPTH} levels")
+                continue
+            if kind == "array":
+                stack.extend((v, (path, f"/{i}"), depth + 1) for i, v in enumerate(value))
+            else:
+                for k, v in value.items():
+                    if not isinstance(k, str):
+                        errors.append(f"{_show(pointer_of(path))}: object key {k!r} is not a string")
+                    else:
+                        stack.append((v, (path, "/" + escape(k)), depth + 1))
+    return errors
+
+
+# --- patterns ------------------------------------------------------------------------------------
+
+def _pattern(pattern, pointer: str, via):
+    """The compiler's own automaton for `pattern` (ECMA-262 search): the same meaning, the same refusals."""
+    if not isinstance(pattern, str):
+        raise InvalidSchema(pointer, "pattern must be a string", via)
+    try:
+        return pattern_dfa(pattern, pointer)
+    except SchemaError as exc:
+        exc.via = via
+        raise
+
+
+# --- formats -----------------------------------------------------------------------------------------
+
+_format_checker = None
+
+
+def _checker(fmt: str, pointer: str, via):
+    """python-jsonschema's 2020-12 format checker, loaded on first use; refuses a known format it
+    cannot check. (A bare ``FormatChecker()`` is not it: there ``time`` is draft 3's ``HH:MM:SS``.)"""
+    global _format_checker
+    if _format_checker is None:
+        try:
+            from jsonschema import Draft202012Validator
+        except ImportError:
+            raise UnsupportedKeyword(pointer, "format", f"checking {fmt!r} needs the jsonschema "
+                                                        "package (pip install 'jsonschema[format]')", via)
+        _format_checker = Draft202012Validator.FORMAT_CHECKER
+    if fmt not in _format_checker.checkers:
+        raise UnsupportedKeyword(pointer, "format", f"checking {fmt!r} needs jsonschema's format "
+                                                    "extras (pip install 'jsonschema[format]')", via)
+    return _format_checker
+
+
+# --- the validator -----------------------------------------------------------------------------------
+
+def _non_negative_int(value) -> bool:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+_BOUNDS = ("minimum", "maximum", "multipleOf")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+
+
+class Validator:
+    """A schema loaded and checked once, ready to validate many instances."""
+
+    def __init__(self, schema):
+        self.document = SchemaDocument(load_schema(schema))
+        self.root = self.document.root
+        self._refs: dict[int, object] = {}       # id(schema holding $ref) -> target subschema
+        self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
+        self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]
+        self._check_schema()
+
+    # -- static check of the schema -----------------------------------------------------------------
+
+    def _check_schema(self) -> None:
+        """Walk every reachable subschema once: refuse what the compiler refuses, resolve refs."""
+        reached: dict[int, tuple] = {}  # id(node) -> (node, linked path, via)
+        stack = [(self.root, None, ())]
+        while stack:
+            node, path, via = stack.pop()
+            if not isinstance(node, dict) or id(node) in reached:
+                continue
+            reached[id(node)] = (node, path, via)
+            stack.extend(reversed(self._check_node(node, path, via)))
+        self._check_cycles(reached)
+
+    def _check_node(self, node: dict, path, via):
+        """Check one schema object; return ``(subschema, linked path, via)`` for each of its children."""
+        pointer = None
+
+        def where():
+            nonlocal pointer
+            if pointer is None:
+                pointer = pointer_of(path)
+            return pointer
+
+        def invalid(key, reason):
+            return InvalidSchema(child(where(), key), reason, via)
+
+        for key in node:
+            if key in UNSUPPORTED:
+                raise UnsupportedKeyword(child(where(), key), key, via=via)
+        children = []
+
+        def sub(suffix, value):
+            if not isinstance(value, _SCHEMA_KINDS):
+                raise InvalidSchema(where() + suffix, "a schema must be an object or a boolean", via)
+            children.append((value, (path, suffix), via))
+
+        kinds = node.get("type")
+        if kinds is not None:
+            listed = kinds if isinstance(kinds, list) else [kinds]
+            if not listed or any(k not in TYPES for k in listed):
+                raise invalid("type", f"unknown type {kinds!r}")
+        if "enum" in node and not isinstance(node["enum"], list):
+            raise invalid("enum", "enum must be an array")
+        required = node.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            raise invalid("required", "required must be an array of strings")
+        for key in _COUNTS:
+            if key in node and not _non_negative_int(node[key]):
+                raise invalid(key, f"{key} must be a non-negative integer")
+        for key in _BOUNDS:
+            if key in node and not _is_number(node[key]):
+                raise invalid(key, f"{key} must be a number")
+        if "multipleOf" in node and node["multipleOf"] <= 0:
+            raise invalid("multipleOf", "multipleOf must be greater than 0")
+        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+            if key in node and not (_is_number(node[key]) or isinstance(node[key], bool)):
+                raise invalid(key, f"{key} must be a number")
+        if "pattern" in node:
+            self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via)
+        if "format" in node:
+            fmt = node["format"]
+            if not isinstance(fmt, str):
+                raise invalid("format", "format must be a string")
+            if fmt in KNOWN_FORMATS:
+                _checker(fmt, child(where(), "format"), via)
+        if "properties" in node:
+            if not isinstance(node["properties"], dict):
+                raise invalid("properties", "properties must be an object")
+            for name, value in node["properties"].items():
+                sub(f"/properties/{escape(name)}", value)
+        if "patternProperties" in node:
+            if not isinstance(node["patternProperties"], dict):
+                raise invalid("patternProperties", "patternProperties must be an object")
+            compiled = []
+            for pat, value in node["patternProperties"].items():
+                compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via), value))
+                sub(f"/patternProperties/{escape(pat)}", value)
+            self._pattern_props[id(node)] = compiled
+        for key in ("additionalProperties", "additionalItems"):
+            if key in node:
+                sub("/" + key, node[key])
+        if "items" in node:
+            if isinstance(node["items"], list):
+                for i, value in enumerate(node["items"]):
+                    sub(f"/items/{i}", value)
+            else:
+                sub("/items", node["items"])
+        for key in ("prefixItems", *_SCHEMA_LISTS):
+            if key in node:
+                if not isinstance(node[key], list) or (key != "prefixItems" and not node[key]):
+                    raise invalid(key, f"{key} must be a non-empty array")
+                for i, value in enumerate(node[key]):
+                    sub(f"/{key}/{i}", value)
+        if "$ref" in node:
+            ref = node["$ref"]
+            target_pointer, target = self.document.resolve(ref, where(), via)
+            self._refs[id(node)] = target
+            children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))
+        return children
+
+    def _check_cycles(self, reached: dict) -> None:
+        """A `$ref` loop that never descends into the instance (``{"$ref": "#"}``) cannot be lowered."""
+        def edges(node):
+            out = [b for key in _SCHEMA_LISTS for b in node.get(key, ()) if isinstance(b, dict)]
+            target = self._refs.get(id(node))
+            if isinstance(target, dict):
+                out.append(target)
+            return iter(out)
+
+        state: dict[int, int] = {}  # 1: on the depth-first stack, 2: finished
+        for start, _, _ in reached.values():
+            if id(start) in state:
+                continue
+            state[id(start)] = 1
+            stack = [(start, edges(start))]
+            while stack:
+                node, pending = stack[-1]
+                following = next(pending, None)
+                if following is None:
+                    state[id(node)] = 2
+                    stack.pop()
+                elif state.get(id(following)) == 1:
+                    loop = [n for n, _ in stack[[id(n) for n, _ in stack].index(id(following)):]]
+                    holder = next(n for n in loop if id(n) in self._refs)
+                    _, path, via = reached[id(holder)]
+                    raise InvalidSchema(pointer_of(path), f"$ref {holder['$ref']!r} loops back without "
+                                                          "descending into the instance", via)
+                elif id(following) not in state:
+                    state[id(following)] = 1
+                    stack.append((following, edges(following)))
+
+    # -- validation -------------------------------------------------------------------------------
+
+    def errors(self, instance) -> list[str]:
+        """Every error of `instance`, in document order of the instance."""
+        problems = _json_problems(instance)
+        if problems:
+            return problems
+        return self._run(self._visit(instance, self.root, None))
+
+    def is_valid(self, instance) -> bool:
+        return not self.errors(instance)
+
+    def _run(self, generator) -> list[str]:
+        """Drive `_visit` generators on an explicit stack: each yield asks for a child's errors."""
+        stack = [generator]
+        value = None
+        while True:
+            try:
+                request = stack[-1].send(value)
+            except StopIteration as stop:
+                stack.pop()
+                if not stack:
+                    return stop.value
+                value = stop.value
+                continue
+            stack.append(self._visit(*request))
+            value = None
+
+    def _visit(self, instance, schema, path):
+        """Generator: yields ``(instance, schema, path)`` for each child check, returns the errors."""
+        if schema is True:
+            return []
+        if schema is False:
+            return [f"{_show(pointer_of(path))}: not allowed"]
+        errors: list[str] = []
+        actual = _json_type(instance)
+        kinds = schema.get("type")
+        if kinds is not None:
+            listed = kinds if isinstance(kinds, list) else [kinds]
+            if not any(_has_type(instance, k, actual) for k in listed):
+                return [f"{_show(pointer_of(path))}: expected {' or '.join(listed)}"]
+        if "enum" in schema and not any(json_equal(instance, v) for v in schema["enum"]):
+            errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(schema['enum'])}")
+        if "const" in schema and not json_equal(instance, schema["const"]):
+            errors.append(f"{_show(pointer_of(path))}: must be {_dump(schema['const'])}")
+        if actual == "string":
+            errors.extend(self._string(instance, schema, path))
+        elif actual in ("integer", "number"):
+            errors.extend(self._number(instance, schema, path))
+        elif actual == "object":
+            errors.extend((yield from self._object(instance, schema, path)))
+        elif actual == "array":
+            errors.extend((yield from self._array(instance, schema, path)))
+        if "$ref" in schema:
+            errors.extend((yield (instance, self._refs[id(schema)], path)))
+        for branch in schema.get("allOf", ()):
+            for e in (yield (instance, branch, path)):
+                if e not in errors:
+                    errors.append(e)
+        if "anyOf" in schema:
+            results = []
+            for branch in schema["anyOf"]:
+                result = yield (instance, branch, path)
+                if not result:
+                    break
+                results.append(result)
+            else:
+                errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
+        if "oneOf" in schema:
+            results = []
+            for branch in schema["oneOf"]:
+                results.append((yield (instance, branch, path)))
+            passing = [i for i, r in enumerate(results) if not r]
+            if not passing:
+                errors.extend(_no_branch(results, pointer_of(path), "oneOf"))
+            elif len(passing) > 1:
+                errors.append(f"{_show(pointer_of(path))}: matches more than one alternative of oneOf "
+                              f"({', '.join(map(str, passing))})")
+        return errors
+
+    def _string(self, instance: str, schema: dict, path) -> list[str]:
+        errors = []
+        if "minLength" in schema and len(instance) < schema["minLength"]:
+            errors.append(f"{_show(pointer_of(path))}: shorter than {_num(schema['minLength'])}")
+        if "maxLength" in schema and len(instance) > schema["maxLength"]:
+            errors.append(f"{_show(pointer_of(path))}: longer than {_num(schema['maxLength'])}")
+        if "pattern" in schema and not self._patterns[id(schema)].matches(instance):
+            errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(schema['pattern'])}")
+        fmt = schema.get("format")
+        if fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt):
+            errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
+        return errors
+
+    def _number(self, instance, schema: dict, path) -> list[str]:
+        errors = []
+        value = _decimal(instance)
+        where = lambda: _show(pointer_of(path))  # noqa: E731
+        exclusive_min = schema.get("exclusiveMinimum")
+        exclusive_max = schema.get("exclusiveMaximum")
+        if "minimum" in schema:
+            bound = _decimal(schema["minimum"])
+            if exclusive_min is True and value <= bound:
+                errors.append(f"{where()}: at or below exclusive minimum {_num(schema['minimum'])}")
+            elif value < bound:
+                errors.append(f"{where()}: below minimum {_num(schema['minimum'])}")
+        if "maximum" in schema:
+            bound = _decimal(schema["maximum"])
+            if exclusive_max is True and value >= bound:
+                errors.append(f"{where()}: at or above exclusive maximum {_num(schema['maximum'])}")
+            elif value > bound:
+                errors.append(f"{where()}: above maximum {_num(schema['maximum'])}")
+        if _is_number(exclusive_min) and value <= _decimal(exclusive_min):
+            errors.append(f"{where()}: at or below exclusive minimum {_num(exclusive_min)}")
+        if _is_number(exclusive_max) and value >= _decimal(exclusive_max):
+            errors.append(f"{where()}: at or above exclusive maximum {_num(exclusive_max)}")
+        if "multipleOf" in schema:
+            if (Fraction(value) / Fraction(_decimal(schema["multipleOf"]))).denominator != 1:
+                errors.append(f"{where()}: not a multiple of {_num(schema['multipleOf'])}")
+        return errors
+
+    def _object(self, instance: dict, schema: dict, path):
+        errors = []
+        for name in schema.get("required", ()):
+            if name not in instance:
+                errors.append(f"{_show(pointer_of((path, '/' + escape(name))))}: required")
+        if "minProperties" in schema and len(instance) < schema["minProperties"]:
+            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minProperties'])} properties")
+        if "maxProperties" in schema and len(instance) > schema["maxProperties"]:
+            errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxProperties'])} properties")
+        properties = schema.get("properties", {})
+        patterns = self._pattern_props.get(id(schema), ())
+        additional = schema.get("additionalProperties", True)
+        if not properties and not patterns and additional is True:
+            return errors
+        for name, value in instance.items():
+            child = (path, "/" + escape(name))
+            matched = name in properties
+            if matched:
+                errors.extend((yield (value, properties[name], child)))
+            for compiled, sub in patterns:
+                if compiled.matches(name):
+                    matched = True
+                    errors.extend((yield (value, sub, child)))
+            if not matched and additional is not True:
+                errors.extend((yield (value, additional, child)))
+        return errors
+
+    def _array(self, instance, schema: dict, path):
+        errors = []
+        if "minItems" in schema and len(instance) < schema["minItems"]:
+            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minItems'])} items")
+        if "maxItems" in schema and len(instance) > schema["maxItems"]:
+            errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxItems'])} items")
+        items = schema.get("items")
+        if isinstance(items, list):  # draft 4-2019 tuple form
+            prefix, rest = items, schema.get("additionalItems", True)
+        else:
+            prefix, rest = schema.get("prefixItems", ()), (True if items is None else items)
+        for i, value in enumerate(instance):
+            sub = prefix[i] if i < len(prefix) else rest
+            if sub is not True:
+                errors.extend((yield (value, sub, (path, f"/{i}"))))
+        return errors
+
+
+def _num(x) -> str:
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+def _no_branch(results: list[list[str]], pointer: str, keyword: str) -> list[str]:
+    """Word the failure of every alternative: the one branch of the right type, or a summary."""
+    shown = _show(pointer)
+    type_error = f"{shown}: expected "
+    typed = [r for r in results if not (len(r) == 1 and r[0].startswith(type_error))]
+    if len(typed) == 1:
+        return typed[0]
+    if not typed:
+        kinds = []
+        for r in results:
+            for k in r[0][len(type_error):].split(" or "):
+                if k not in kinds:
+                    kinds.append(k)
+        return [f"{type_error}{' or '.join(kinds)}"]
+    firsts = "; ".join(r[0] for r in typed[:4])
+    return [f"{shown}: matches no alternative of {keyword} ({firsts})"]

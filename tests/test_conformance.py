@@ -1,0 +1,32 @@
+"""The official JSON-Schema-Test-Suite through the compiler: no invalid instance is ever accepted."""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+SUITE = os.environ.get("JSON_SCHEMA_TEST_SUITE")
+
+
+def _load_runner():
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "conformance.py"
+    spec = importlib.util.spec_from_file_location("benchmarks_conformance", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not SUITE, reason="set JSON_SCHEMA_TEST_SUITE to a JSON-Schema-Test-Suite checkout to run it")
+@pytest.mark.parametrize("draft", ["draft2020-12", "draft7"])
+def test_suite_has_no_false_accepts(draft):
+    """Every invalid instance of the suite's required tests is refused (draft 2020-12 and draft 7)."""
+    runner = _load_runner()
+    report = runner.run_suite(SUITE, draft)
+    assert report.cases, f"no tests found under {SUITE}/tests/{draft}"
+    bad = report.false_accepts
+    listing = "\n".join(f"{c.file} | {c.group} | {c.test}: {c.text}" + (f" [{c.detail}]" if c.detail else "")
+                        for c in bad)
+    assert not bad, f"{len(bad)} invalid instances accepted ({runner.summary_line(report.totals())}):\n{listing}"

@@ -1,0 +1,41 @@
+"""A sample of MaskBench's real-world schemas: no invalid instance accepted, no trap state."""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+MASKBENCH = os.environ.get("MASKBENCH_DIR")
+SAMPLE_SIZE = 100
+
+
+def _load_runner():
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "maskbench.py"
+    spec = importlib.util.spec_from_file_location("benchmarks_maskbench", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sample():
+    if not MASKBENCH:
+        pytest.skip("set MASKBENCH_DIR to a MaskBench folder holding dev/ and dev-sample.txt to run it")
+    root = Path(MASKBENCH)
+    if not (root / "dev").is_dir() or not (root / "dev-sample.txt").is_file():
+        pytest.skip(f"MASKBENCH_DIR={MASKBENCH} lacks dev/ or dev-sample.txt")
+    return root
+
+
+def test_sample_has_no_invalidation_errors_and_no_traps():
+    """The first 100 schemas of dev-sample.txt: every invalid instance refused, find_trap finds nothing."""
+    root = _sample()
+    runner = _load_runner()
+    results = runner.run(root / "dev", root / "dev-sample.txt", limit=SAMPLE_SIZE, timeout=20.0)
+    assert len(results) == SAMPLE_SIZE
+    inval = [f"{r.file} #{f['index']}: {f['text']}" for r in results for f in r.failures if not f["valid"]]
+    traps = [f"{r.file}: state {r.trap['state']} after {r.trap['path']!r}" for r in results if r.trap]
+    assert not inval, f"{len(inval)} invalid instances accepted:\n" + "\n".join(inval)
+    assert not traps, f"{len(traps)} schemas with a trap state:\n" + "\n".join(traps)
