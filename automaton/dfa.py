@@ -72,7 +72,7 @@ class LazyDFA:
     def _depth_left(self, config: Config) -> int:
         frags = self.program.fragments
         owner = self.program.owner
-        used = sum(1 for s in config if frags[owner[s]].recursive)
+        used = sum(1 for s in config if frags[owner[s]].costs_depth)
         return self.program.max_depth - used
 
     def _closure(self, configs) -> tuple[frozenset[Config], bool]:
@@ -104,7 +104,7 @@ class LazyDFA:
                         stack.append(c[:-1] + (t,))
                 for g, r in calls[s]:
                     frag = frags[g]
-                    inner = left - 1 if frag.recursive else left
+                    inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
                         stack.append(c[:-1] + (r, frag.start))
         return frozenset(kernel), accepting

@@ -24,7 +24,12 @@ class ProgramTooLarge(Exception):
 class Fragment:
     start: int
     final: int
+    counted: bool = True  # its frames count against max_depth when it is recursive
     recursive: bool = False
+
+    @property
+    def costs_depth(self) -> bool:
+        return self.recursive and self.counted
 
 
 class Program:
@@ -49,9 +54,10 @@ class Program:
         self.owner.append(fragment)
         return len(self.edges) - 1
 
-    def new_fragment(self) -> int:
+    def new_fragment(self, counted: bool = True) -> int:
+        """A fragment; ``counted=False`` for pieces that always sit inside a counted one on a cycle."""
         index = len(self.fragments)
-        self.fragments.append(Fragment(-1, -1))
+        self.fragments.append(Fragment(-1, -1, counted))
         frag = self.fragments[index]
         frag.start = self.new_state(index)
         frag.final = self.new_state(index)
@@ -137,6 +143,8 @@ class Program:
                     cyclic = len(component) > 1 or v in succ[v]
                     for w in component:
                         self.fragments[w].recursive = cyclic
+                    if cyclic and not any(self.fragments[w].counted for w in component):
+                        raise ValueError("a call cycle with no counted fragment would be unbounded")
 
     def _liveness(self) -> list[bytearray]:
         """``live[d][s]``: state ``s`` can finish its fragment with ``d`` recursive frames to spare."""
@@ -154,14 +162,14 @@ class Program:
                 by_callee[g].append((s, r))
         start_of = {f.start: g for g, f in enumerate(self.fragments)}
         levels: list[bytearray] = []
-        any_recursive = any(f.recursive for f in self.fragments)
+        any_recursive = any(f.costs_depth for f in self.fragments)
         for depth in range(self.max_depth + 1):
             below = levels[-1] if levels else None
             live = bytearray(n)
 
             def callee_ok(g: int) -> bool:
                 frag = self.fragments[g]
-                if frag.recursive:
+                if frag.costs_depth:
                     return below is not None and bool(below[frag.start])
                 return bool(live[frag.start])
 
@@ -181,7 +189,7 @@ class Program:
                         live[s] = 1
                         todo.append(s)
                 g = start_of.get(t)
-                if g is not None and not self.fragments[g].recursive:
+                if g is not None and not self.fragments[g].costs_depth:
                     for s, r in by_callee[g]:
                         if not live[s] and live[r]:
                             live[s] = 1
@@ -199,5 +207,5 @@ class Program:
 
     def root_is_live(self) -> bool:
         frag = self.fragments[self.root]
-        depth = self.max_depth - (1 if frag.recursive else 0)
+        depth = self.max_depth - (1 if frag.costs_depth else 0)
         return depth >= 0 and bool(self.live(depth)[frag.start])

@@ -20,7 +20,7 @@ from .chardfa import CharDFA
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import format_dfa
 from .keywords import TYPES, UNSUPPORTED
-from .merge import constraints, is_trivial, json_in, merge
+from .merge import both, constraints, is_trivial, json_in, merge
 from .numbers import number_dfa
 from .refs import SchemaDocument, child
 from .regex import pattern_dfa
@@ -36,7 +36,7 @@ class Options:
     whitespace: str = "bounded"  # "compact" | "bounded" | "flexible"
     max_whitespace: int = 4  # consecutive whitespace characters in "bounded" mode
     strict: bool = False  # additionalProperties absent means false
-    max_depth: int = 8  # recursive frames ($ref cycles, nested free JSON)
+    max_depth: int = 10  # recursive frames ($ref cycles, nested free JSON)
     max_states: int = 500_000
     max_seconds: float = 20.0
 
@@ -117,12 +117,28 @@ class Lowering:
         return frag
 
     def call(self, schema, slot: Slot, src: int, dst: int) -> None:
+        schema, slot = self.follow_refs(schema, slot)
         if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
             self.any_value(src, dst)
         elif schema is False:
-            self.never(slot, f"'false' schema")
+            self.never(slot, "'false' schema")
         else:
             self.prog.call(src, self.fragment(schema, slot), dst)
+
+    def follow_refs(self, schema, slot: Slot):
+        """A schema that is only a ``$ref`` is its target: call the target's fragment directly, so
+        a recursion level costs one frame, not two."""
+        for _ in range(64):
+            if not (isinstance(schema, dict) and "$ref" in schema and isinstance(schema["$ref"], str)):
+                return schema, slot
+            rules = constraints(schema)
+            if len(rules) != 1:
+                return schema, slot
+            self.check_keywords(schema, slot)
+            ref = rules["$ref"]
+            pointer, schema = self.doc.resolve(ref, slot.pointer)
+            slot = Slot(pointer, slot.via + (ref,))
+        raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
 
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
@@ -133,7 +149,7 @@ class Lowering:
         if schema is True:
             return self.any_value(src, dst)
         if schema is False:
-            self.never(slot, f"'false' schema")
+            self.never(slot, "'false' schema")
             return
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
@@ -154,11 +170,11 @@ class Lowering:
             parts = rules.pop("allOf")
             if not isinstance(parts, list) or not parts:
                 raise InvalidSchema(child(slot.pointer, "allOf"), "allOf must be a non-empty array", slot.via)
-            merged = rules
-            for i, part in enumerate(parts):
-                merged = self.meet(merged, part, slot.at("allOf", i))
+            merged = {}  # the branches first: their properties come before the schema's own
+            for i, part in enumerate(parts + [rules]):
+                merged = self.meet(merged, part, slot.at("allOf", i) if i < len(parts) else slot)
                 if merged is False:
-                    self.never(slot, f"allOf branches that cannot meet")
+                    self.never(slot, "allOf branches that cannot meet")
                     return
             return self.value(merged, slot, src, dst)
         for keyword in ("anyOf", "oneOf"):
@@ -235,7 +251,7 @@ class Lowering:
             check = Validator(_plain_schema(rules))  # the same semantics, on each candidate value
             values = [v for v in values if check.is_valid(v)]
         if not values:
-            self.never(slot, f"no enum/const value satisfies the schema")
+            self.never(slot, "no enum/const value satisfies the schema")
             return
         strings = [v for v in values if isinstance(v, str)]
         if strings:
@@ -300,7 +316,7 @@ class Lowering:
             if "number" in types:
                 types.discard("integer")
         if not types:
-            self.never(slot, f"an empty set of types")
+            self.never(slot, "an empty set of types")
         for t in sorted(types):
             getattr(self, "lower_" + t)(rules, slot, src, dst)
 
@@ -373,7 +389,7 @@ class Lowering:
             exc.via = slot.via
             raise
         if dfa.is_empty:
-            self.never(slot, f"no string satisfies pattern/format/length")
+            self.never(slot, "no string satisfies pattern/format/length")
             return
         self.quoted(dfa, src, dst, literal=False)
 
@@ -417,7 +433,7 @@ class Lowering:
         prefix = prefix or []
         lo, hi = _count(rules, "minItems", slot), _count(rules, "maxItems", slot)
         if hi is not None and lo > hi:
-            self.never(slot, f"minItems above maxItems")
+            self.never(slot, "minItems above maxItems")
             return
         cap = hi if hi is not None else max(1, lo, len(prefix))
         counts = [self.state(src) for _ in range(cap + 1)]
@@ -474,7 +490,7 @@ class Lowering:
         keys = self.additional_keys(names, pattern_dfas, extra, slot)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
-            self.never(slot, f"more properties required than maxProperties allows")
+            self.never(slot, "more properties required than maxProperties allows")
             return
         cap = max(1, lo) if hi is None else hi
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
@@ -500,7 +516,7 @@ class Lowering:
 
     def member(self, key, sub, where: Slot) -> int:
         """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""
-        frag = self.prog.new_fragment()
+        frag = self.prog.new_fragment(counted=False)
         f = self.prog.fragments[frag]
         key_end, val = self.prog.new_state(frag), self.prog.new_state(frag)
         key(f.start, key_end)
@@ -514,26 +530,35 @@ class Lowering:
         self.prog.call(start, member, dst)
 
     def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
-        """(key automaton, value schema, slot) for keys beyond the declared names."""
-        declared = chardfa.literal_strings(names)
-        out = []
-        covered: CharDFA | None = None
+        """(key automaton, value schema, slot) for keys beyond the declared names.
+
+        The keys are split into regions by which patterns they match; a key matching several
+        patterns must satisfy all their schemas, one matching none the additionalProperties schema.
+        """
+        regions = [(chardfa.complement(chardfa.literal_strings(names)), [])]
         for d, sub, ps in pattern_dfas:
-            if sub is False:
-                covered = d if covered is None else _union(covered, d)
+            refined = []
+            for keys, hits in regions:
+                inside, outside = chardfa.intersect(keys, d), chardfa.difference(keys, d)
+                if inside.accepting:
+                    refined.append((inside, hits + [(sub, ps)]))
+                if outside.accepting:
+                    refined.append((outside, hits))
+            regions = refined
+            if len(regions) > 32:
+                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties",
+                                         "more than 32 overlapping pattern regions", slot.via)
+        out = []
+        for keys, hits in regions:
+            if not hits:
+                if extra is not False:
+                    out.append((keys, extra, slot.at("additionalProperties")))
                 continue
-            keys = chardfa.difference(d, declared)
-            if covered is not None and not chardfa.intersect(keys, covered).is_empty:
-                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "overlapping patterns", slot.via)
-            covered = d if covered is None else _union(covered, d)
-            if not keys.is_empty:
-                out.append((keys, sub, ps))
-        if extra is not False:
-            keys = chardfa.complement(declared)
-            if covered is not None:
-                keys = chardfa.difference(keys, covered)
-            if not keys.is_empty:
-                out.append((keys, extra, slot.at("additionalProperties")))
+            schema = hits[0][0]
+            for sub, _ in hits[1:]:
+                schema = both(schema, sub)
+            if schema is not False:
+                out.append((keys, schema, hits[0][1]))
         return out
 
     def any_value(self, src: int, dst: int) -> None:
@@ -634,10 +659,6 @@ def _number_texts(v) -> list[str]:
     elif isinstance(v, int):
         texts.append(f"{v}.0")
     return texts
-
-
-def _union(a: CharDFA, b: CharDFA) -> CharDFA:
-    return chardfa.complement(chardfa.intersect(chardfa.complement(a), chardfa.complement(b)))
 
 
 def _types_of(schema) -> set[str] | None:

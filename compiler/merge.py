@@ -104,10 +104,10 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> di
             out[key] = tuple(_as_tuple(va)) + tuple(x for x in _as_tuple(vb) if x not in _as_tuple(va))
         elif key == "required":
             out[key] = list(va) + [k for k in vb if k not in va]
-        elif key in ("additionalProperties", "items", "additionalItems"):
+        elif key in ("items", "prefixItems", "additionalItems"):
+            continue  # merged below, position by position
+        elif key == "additionalProperties":
             out[key] = both(va, vb)
-        elif key == "prefixItems":
-            out[key] = _merge_prefix(a, b)
         elif key == "multipleOf":
             out[key] = _merge_multiple(va, vb, pointer)
         elif key == "anyOf":
@@ -127,6 +127,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> di
         out["enum"] = [v for v in values if json_in(v, others)]
     if "properties" in a or "properties" in b:
         out["properties"] = _merge_properties(a, b)
+    if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
+        _merge_arrays(a, b, out)
     if "patternProperties" in a and "patternProperties" in b and a["patternProperties"] != b["patternProperties"]:
         raise UnsupportedKeyword(pointer, "patternProperties", "patternProperties in several allOf branches")
     if ("patternProperties" in a and "additionalProperties" in b) or ("patternProperties" in b and "additionalProperties" in a):
@@ -149,14 +151,23 @@ def _merge_properties(a: dict, b: dict) -> dict:
     return out
 
 
-def _merge_prefix(a: dict, b: dict) -> list:
-    pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
-    out = []
-    for i in range(max(len(pa), len(pb))):
-        left = pa[i] if i < len(pa) else a.get("items", True)
-        right = pb[i] if i < len(pb) else b.get("items", True)
-        out.append(both(left, right))
-    return out
+def _array_form(schema: dict) -> tuple[list, object]:
+    """(per-position schemas, schema of the rest), from either draft's keywords."""
+    if isinstance(schema.get("items"), list):
+        return schema["items"], schema.get("additionalItems", True)
+    return schema.get("prefixItems", []), schema.get("items", True)
+
+
+def _merge_arrays(a: dict, b: dict, out: dict) -> None:
+    """Each position meets what each side says of that position (its prefix item, or its items)."""
+    pa, ia = _array_form(a)
+    pb, ib = _array_form(b)
+    prefix = [both(pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib) for i in range(max(len(pa), len(pb)))]
+    for key in ("items", "prefixItems", "additionalItems"):
+        out.pop(key, None)
+    if prefix:
+        out["prefixItems"] = prefix
+    out["items"] = both(ia, ib)
 
 
 def _merge_multiple(x, y, pointer: str):
