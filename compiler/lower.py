@@ -24,7 +24,7 @@ from .merge import both, constraints, is_trivial, json_in, merge
 from .numbers import number_dfa
 from .refs import SchemaDocument, child
 from .regex import pattern_dfa
-from .strings import add_paths, scalar_paths
+from .strings import add_paths, ascii_raw, scalar_paths
 from .validation import Validator
 
 WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
@@ -149,8 +149,7 @@ class Lowering:
         if schema is True:
             return self.any_value(src, dst)
         if schema is False:
-            self.never(slot, "'false' schema")
-            return
+            return self.never(slot, "'false' schema")
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         self.check_keywords(schema, slot)
@@ -382,7 +381,9 @@ class Lowering:
             if dfa is None and lo == 0 and hi is None:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
-            dfa = chardfa.with_length(dfa or chardfa.any_string(), lo, hi)
+            dfa = dfa or chardfa.any_string()
+            if lo or hi is not None:
+                dfa = chardfa.with_length(dfa, lo, hi)
         except OverflowError as exc:
             raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         except SchemaError as exc:
@@ -413,15 +414,19 @@ class Lowering:
             for lo, hi, t in row:
                 by_target.setdefault(t, []).append((lo, hi))
             for t, ranges in by_target.items():
+                a, b = states[q], states[t]
                 if literal is None:
                     for lo, hi in ranges:
-                        self.prog.byte(states[q], lo, hi, states[t])
-                elif literal or len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-                    add_paths(self.prog, states[q], states[t], scalar_paths(tuple(ranges), literal=literal))
-                else:
-                    key = ("scalar", tuple(ranges))
-                    frag = self.shared(key, lambda a, b, r=ranges: add_paths(self.prog, a, b, scalar_paths(tuple(r), literal=False)))
-                    self.prog.call(states[q], frag, states[t])
+                        self.prog.byte(a, lo, hi, b)
+                    continue
+                for lo, hi in ascii_raw(ranges):
+                    self.prog.byte(a, lo, hi, b)
+                rest = tuple(ranges)
+                if literal:  # one scalar: its few other spellings inline
+                    add_paths(self.prog, a, b, scalar_paths(rest, True, raw_ascii=False))
+                else:  # escapes and multi-byte forms: one shared fragment per scalar set
+                    frag = self.shared(("scalar", rest), lambda x, y, r=rest: add_paths(self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
+                    self.prog.call(a, frag, b)
 
     def lower_array(self, rules, slot, src, dst):
         prefix, items = rules.get("prefixItems"), rules.get("items", True)

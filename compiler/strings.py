@@ -55,13 +55,12 @@ def _encode(cp: int) -> bytes:
 
 
 def utf8_paths(lo: int, hi: int) -> list[Path]:
-    """Byte-range paths of the UTF-8 encodings of scalars ``lo..hi`` (surrogates excluded)."""
+    """Byte-range paths of the UTF-8 encodings of scalars ``lo..hi`` (no surrogates in it)."""
     out: list[Path] = []
-    for a, b in _without_surrogates([(lo, hi)]):
-        for blo, bhi in _UTF8_BOUNDS:
-            x, y = max(a, blo), min(b, bhi)
-            if x <= y:
-                out += _utf8_same_length(x, y)
+    for blo, bhi in _UTF8_BOUNDS:
+        x, y = max(lo, blo), min(hi, bhi)
+        if x <= y:
+            out += _utf8_same_length(x, y)
     return out
 
 
@@ -134,15 +133,17 @@ BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75  # noqa: E702
 StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
 
 
+def ascii_raw(ranges) -> list[tuple[int, int]]:
+    """The part of ``ranges`` written as one raw ASCII byte (the common case, kept as plain edges)."""
+    return list(_subtract_points(_intersect(ranges, 0x20, 0x7F), (QUOTE, BACKSLASH)))
+
+
 @lru_cache(maxsize=4096)
-def scalar_paths(ranges: tuple[tuple[int, int], ...], literal: bool) -> list[StepPath]:
-    """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths."""
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and 0x20 <= ranges[0][0] < 0x7F and literal:
-        cp = ranges[0][0]
-        if cp not in (QUOTE, BACKSLASH):
-            return [[[(cp, cp)]]]
+def scalar_paths(ranges: tuple[tuple[int, int], ...], literal: bool, raw_ascii: bool = True) -> list[StepPath]:
+    """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths
+    (without the one-byte raw ASCII forms when ``raw_ascii`` is False)."""
     ranges = list(_without_surrogates(ranges))
-    raw = _subtract_points(_intersect(ranges, 0x20, 0x10FFFF), (QUOTE, BACKSLASH))
+    raw = _subtract_points(_intersect(ranges, 0x20 if raw_ascii else 0x80, 0x10FFFF), (QUOTE, BACKSLASH))
     out: list[StepPath] = [[[r] for r in p] for lo, hi in raw for p in utf8_paths(lo, hi)]
     members = lambda cp: any(lo <= cp <= hi for lo, hi in ranges)  # noqa: E731
     for cp, letter in SHORT_ESCAPES.items():

@@ -93,6 +93,7 @@ def test_dead_surrogate_prefixes_are_refused_early():
     assert not g.accepts_prefix('"\\ud83d\\ud8')
     assert not g.accepts_prefix('"\\ude00')
     assert not g.accepts(q("\\ud83d"))
+    assert not g.accepts(q("\\ud83d\\ude01")) and not g.accepts(q("\\ud83d\\uddff"))
     assert not g.accepts(q("\\ude00\\ud83d"))
 
 
