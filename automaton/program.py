@@ -147,55 +147,56 @@ class Program:
                         raise ValueError("a call cycle with no counted fragment would be unbounded")
 
     def _liveness(self) -> list[bytearray]:
-        """``live[d][s]``: state ``s`` can finish its fragment with ``d`` recursive frames to spare."""
+        """``live[d][s]``: state ``s`` can finish its fragment with ``d`` recursive frames to spare.
+
+        Level ``d`` needs, of level ``d - 1``, only which depth-costing fragments can start; once
+        two levels agree on those, every higher level equals the last one computed.
+        """
         n = len(self.edges)
         preds: list[list[int]] = [[] for _ in range(n)]
-        by_return: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        by_callee: list[list[tuple[int, int]]] = [[] for _ in self.fragments]
-        for s in range(n):
-            for _, _, t in self.edges[s]:
+        by_return: dict[int, list[tuple[int, int]]] = {}
+        by_callee: dict[int, list[tuple[int, int]]] = {}
+        for s, row in enumerate(self.edges):
+            for _, _, t in row:
                 preds[t].append(s)
-            for t in self.eps[s]:
+        for s, row in enumerate(self.eps):
+            for t in row:
                 preds[t].append(s)
-            for g, r in self.calls[s]:
-                by_return[r].append((s, g))
-                by_callee[g].append((s, r))
-        start_of = {f.start: g for g, f in enumerate(self.fragments)}
+        for s, row in enumerate(self.calls):
+            for g, r in row:
+                by_return.setdefault(r, []).append((s, g))
+                by_callee.setdefault(g, []).append((s, r))
+        frags = self.fragments
+        free_start = {f.start: g for g, f in enumerate(frags) if not f.costs_depth}
+        costly = [g for g, f in enumerate(frags) if f.costs_depth]
+        finals = [f.final for f in frags]
         levels: list[bytearray] = []
-        any_recursive = any(f.costs_depth for f in self.fragments)
-        for depth in range(self.max_depth + 1):
+        while len(levels) <= self.max_depth:
             below = levels[-1] if levels else None
             live = bytearray(n)
-
-            def callee_ok(g: int) -> bool:
-                frag = self.fragments[g]
-                if frag.costs_depth:
-                    return below is not None and bool(below[frag.start])
-                return bool(live[frag.start])
-
-            todo = []
-            for f in self.fragments:
-                if not live[f.final]:
-                    live[f.final] = 1
-                    todo.append(f.final)
+            for t in finals:
+                live[t] = 1
+            todo = list(set(finals))
             while todo:
                 t = todo.pop()
                 for s in preds[t]:
                     if not live[s]:
                         live[s] = 1
                         todo.append(s)
-                for s, g in by_return[t]:
-                    if not live[s] and callee_ok(g):
-                        live[s] = 1
-                        todo.append(s)
-                g = start_of.get(t)
-                if g is not None and not self.fragments[g].costs_depth:
-                    for s, r in by_callee[g]:
+                for s, g in by_return.get(t, ()):
+                    if not live[s]:
+                        f = frags[g]
+                        if (below is not None and below[f.start]) if f.costs_depth else live[f.start]:
+                            live[s] = 1
+                            todo.append(s)
+                g = free_start.get(t)
+                if g is not None:
+                    for s, r in by_callee.get(g, ()):
                         if not live[s] and live[r]:
                             live[s] = 1
                             todo.append(s)
             levels.append(live)
-            if not any_recursive or (len(levels) > 1 and levels[-1] == levels[-2]):
+            if not costly or (below is not None and all(live[frags[g].start] == below[frags[g].start] for g in costly)):
                 break
         while len(levels) <= self.max_depth:
             levels.append(levels[-1])

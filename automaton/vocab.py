@@ -228,7 +228,11 @@ class Vocabulary:
             raise ImportError("Vocabulary.from_llama needs llama-cpp-python: pip install llama-cpp-python") from exc
         if not callable(getattr(llm, "n_vocab", None)) or getattr(llm, "_model", None) is None:
             raise TypeError(f"Vocabulary.from_llama expects a llama_cpp.Llama, not {type(llm).__name__}")
-        handle = getattr(llm._model, "vocab", None) or llm._model.model  # llama_vocab* (0.3.x) or llama_model*
+        # 0.3.x passes the llama_vocab* (llama_vocab_* calls); older releases the llama_model*.
+        handle = getattr(llm._model, "vocab", None)
+        if handle is None:
+            handle = llm._model.model
+        get_attr = getattr(llama_cpp, "llama_vocab_get_attr", None) or llama_cpp.llama_token_get_attr
         n = llm.n_vocab()
         text_attrs = llama_cpp.LLAMA_TOKEN_ATTR_NORMAL | llama_cpp.LLAMA_TOKEN_ATTR_BYTE
         never = (llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
@@ -236,7 +240,7 @@ class Vocabulary:
         buf = ctypes.create_string_buffer(256)
         tokens: list[bytes | None] = []
         for i in range(n):
-            attr = int(llama_cpp.llama_token_get_attr(handle, i))
+            attr = int(get_attr(handle, i))
             if not attr & text_attrs or attr & never:
                 tokens.append(None)
                 continue

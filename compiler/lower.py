@@ -71,6 +71,7 @@ class Lowering:
         self._keep: list[object] = []  # merged schemas, kept alive so their ids stay unique
         self._queue: list[tuple[int, object, Slot]] = []
         self._shared: dict[object, int] = {}
+        self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
 
@@ -419,9 +420,9 @@ class Lowering:
                     for lo, hi in ranges:
                         self.prog.byte(a, lo, hi, b)
                     continue
-                for lo, hi in ascii_raw(ranges):
-                    self.prog.byte(a, lo, hi, b)
                 rest = tuple(ranges)
+                for lo, hi in ascii_raw(rest):
+                    self.prog.byte(a, lo, hi, b)
                 if literal:  # one scalar: its few other spellings inline
                     add_paths(self.prog, a, b, scalar_paths(rest, True, raw_ascii=False))
                 else:  # escapes and multi-byte forms: one shared fragment per scalar set
@@ -509,7 +510,7 @@ class Lowering:
                 if member is not None and (hi is None or c < hi):
                     self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
         last = grid[-1]
-        extras = [self.member(lambda a, b, k=k: self.quoted(k, a, b, literal=False), sub, where) for k, sub, where in keys]
+        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
         for c in range(cap + 1):
             if c >= lo:
                 self.ws(last[c], end)
@@ -535,36 +536,47 @@ class Lowering:
         self.prog.call(start, member, dst)
 
     def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
-        """(key automaton, value schema, slot) for keys beyond the declared names.
+        """(key fragment, value schema, slot) for keys beyond the declared names.
 
         The keys are split into regions by which patterns they match; a key matching several
         patterns must satisfy all their schemas, one matching none the additionalProperties schema.
         """
+        cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas))
+        regions = self._regions.get(cache_key)
+        if regions is None:
+            regions = self._regions[cache_key] = self.key_regions(names, [d for d, _, _ in pattern_dfas], slot)
+        out = []
+        for i, (keys, hits) in enumerate(regions):
+            subs = [pattern_dfas[h][1:] for h in hits]
+            if not subs:
+                if extra is not False:
+                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                                extra, slot.at("additionalProperties")))
+                continue
+            schema = subs[0][0]
+            for sub, _ in subs[1:]:
+                schema = both(schema, sub)
+            if schema is not False:
+                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                            schema, subs[0][1]))
+        return out
+
+    def key_regions(self, names, dfas, slot: Slot):
+        """Keys other than ``names``, split by which pattern automata they match: (automaton, indexes)."""
         regions = [(chardfa.complement(chardfa.literal_strings(names)), [])]
-        for d, sub, ps in pattern_dfas:
+        for index, d in enumerate(dfas):
             refined = []
             for keys, hits in regions:
                 inside, outside = chardfa.intersect(keys, d), chardfa.difference(keys, d)
                 if inside.accepting:
-                    refined.append((inside, hits + [(sub, ps)]))
+                    refined.append((inside, hits + [index]))
                 if outside.accepting:
                     refined.append((outside, hits))
             regions = refined
             if len(regions) > 32:
                 raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties",
                                          "more than 32 overlapping pattern regions", slot.via)
-        out = []
-        for keys, hits in regions:
-            if not hits:
-                if extra is not False:
-                    out.append((keys, extra, slot.at("additionalProperties")))
-                continue
-            schema = hits[0][0]
-            for sub, _ in hits[1:]:
-                schema = both(schema, sub)
-            if schema is not False:
-                out.append((keys, schema, hits[0][1]))
-        return out
+        return regions
 
     def any_value(self, src: int, dst: int) -> None:
         """Any JSON value: a shared recursive fragment (its nesting counts against ``max_depth``)."""

@@ -133,7 +133,8 @@ BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75  # noqa: E702
 StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
 
 
-def ascii_raw(ranges) -> list[tuple[int, int]]:
+@lru_cache(maxsize=8192)
+def ascii_raw(ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
     """The part of ``ranges`` written as one raw ASCII byte (the common case, kept as plain edges)."""
     return list(_subtract_points(_intersect(ranges, 0x20, 0x7F), (QUOTE, BACKSLASH)))
 
