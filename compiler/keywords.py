@@ -12,7 +12,7 @@ IMPLEMENTED = frozenset({
     "items", "prefixItems", "additionalItems", "minItems", "maxItems",
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "anyOf", "oneOf", "allOf",
+    "anyOf", "oneOf", "allOf", "not",
     "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 

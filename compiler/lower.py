@@ -188,9 +188,61 @@ class Lowering:
                 for i, branch in enumerate(met):
                     self.value(branch, slot.at(keyword, i), src, dst)
                 return
+        if "not" in rules:
+            rules = self.negate(rules, slot)
+            if rules is False:
+                return self.never(slot, "'not' of a schema every value satisfies")
         if "enum" in rules or "const" in rules:
             return self.literals(rules, slot, src, dst)
         self.typed(rules, slot, src, dst)
+
+    def negate(self, rules: dict, slot: Slot):
+        """``not`` where its complement is exact here: types, literal values, one pattern, one
+        required name. The result is ``rules`` narrowed (internal ``_not_*`` keys), or ``False``."""
+        rules = dict(rules)
+        neg, nslot = self.follow_refs(rules.pop("not"), slot.at("not"))
+        if neg is False:
+            return rules
+        if neg is True or is_trivial(neg):
+            return False
+        if not isinstance(neg, dict):
+            raise InvalidSchema(nslot.pointer, "a schema must be an object or a boolean", nslot.via)
+        self.check_keywords(neg, nslot)
+        what = constraints(neg)
+        declared = rules.get("type", sorted(set(TYPES) - {"integer"}))
+        types = {declared} if isinstance(declared, str) else set(declared)
+        if "number" in types:
+            types.add("integer")
+
+        def only(*kinds):
+            return sorted(types & set(kinds))
+
+        if what.keys() == {"type"}:
+            banned = {what["type"]} if isinstance(what["type"], str) else set(what["type"])
+            if "number" in banned:
+                banned.add("integer")
+            if "integer" in banned and "number" not in banned and "number" in types:
+                raise UnsupportedKeyword(nslot.pointer, "not", "'not integer' among numbers", slot.via)
+            rules["type"] = sorted(types - banned)
+        elif what.keys() <= {"enum", "const"}:
+            values = list(what.get("enum", [])) + ([what["const"]] if "const" in what else [])
+            if len(what) == 2:
+                values = [v for v in values if json_in(v, [what["const"]])]
+            if any(isinstance(v, (dict, list)) for v in values):
+                raise UnsupportedKeyword(nslot.pointer, "not", "'not' of object or array values", slot.via)
+            rules["_not_values"] = list(rules.get("_not_values", [])) + values
+        elif what.keys() == {"pattern"}:  # non-strings satisfy any pattern, so only strings remain
+            rules["type"] = only("string")
+            rules["_not_patterns"] = tuple(rules.get("_not_patterns", ())) + (what["pattern"],)
+        elif what.keys() == {"required"} and len(what["required"]) == 1:
+            rules["type"] = only("object")
+            rules["_absent"] = list(rules.get("_absent", [])) + list(what["required"])
+        else:
+            raise UnsupportedKeyword(nslot.pointer, "not", "only 'not' of type, enum/const, one pattern or one "
+                                     "required name is exact here", slot.via)
+        if not rules["type"] if "type" in rules else False:
+            return False
+        return rules
 
     def meet(self, a, b, slot: Slot):
         """``a`` and ``b`` merged into one schema (``$ref`` in ``b`` inlined, up to a bound)."""
@@ -321,11 +373,13 @@ class Lowering:
             getattr(self, "lower_" + t)(rules, slot, src, dst)
 
     def lower_null(self, rules, slot, src, dst):
-        self.prog.text(src, b"null", dst)
+        if not json_in(None, rules.get("_not_values", ())):
+            self.prog.text(src, b"null", dst)
 
     def lower_boolean(self, rules, slot, src, dst):
-        self.prog.text(src, b"true", dst)
-        self.prog.text(src, b"false", dst)
+        for value in (True, False):
+            if not json_in(value, rules.get("_not_values", ())):
+                self.prog.text(src, json.dumps(value).encode(), dst)
 
     def lower_integer(self, rules, slot, src, dst):
         """An integer is an integral number: written ``7``, or as a decimal with a zero fraction ``7.0``."""
@@ -340,12 +394,18 @@ class Lowering:
             xlo, lo = (lo, None) if xlo else (None, lo)
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
-        key = ("number", _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")))
+        excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        key = ("number", _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
+               tuple(map(_num_key, excluded)))
         try:
             frag = self._shared.get(key)
             if frag is None:
                 dfa = number_dfa(False, minimum=lo, maximum=hi, exclusive_minimum=xlo,
                                  exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
+                for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ...
+                    dfa = chardfa.difference(dfa, number_dfa(False, minimum=v, maximum=v))
+                if not dfa.accepting:
+                    raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
         except Unsatisfiable as exc:
             self.never(slot, exc.reason)
@@ -379,6 +439,11 @@ class Lowering:
                     self.warn(f"unknown format {f!r} {_where(slot)} is treated as a plain string")
                     continue
                 dfa = fd if dfa is None else chardfa.intersect(dfa, fd)
+            excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, str)]
+            if excluded:
+                dfa = chardfa.difference(dfa or chardfa.any_string(), chardfa.literal_strings(excluded))
+            for p in rules.get("_not_patterns", ()):
+                dfa = chardfa.difference(dfa or chardfa.any_string(), pattern_dfa(p, child(slot.pointer, "not", "pattern")))
             if dfa is None and lo == 0 and hi is None:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
@@ -463,6 +528,8 @@ class Lowering:
 
     def lower_object(self, rules, slot, src, dst):
         props = rules.get("properties", {})
+        if rules.get("_absent"):  # 'not required': the name may not appear at all
+            props = {**props, **{name: False for name in rules["_absent"]}}
         patterns = rules.get("patternProperties", {})
         extra = rules.get("additionalProperties", False if self.options.strict else True)
         required = rules.get("required", [])
@@ -730,8 +797,11 @@ def _provably_disjoint(a, b) -> bool:
 
 def _plain_schema(rules: dict) -> dict:
     """Merged rules written back as a user-level schema (accumulated patterns/formats as allOf)."""
-    out = {k: v for k, v in rules.items() if not isinstance(v, tuple)}
-    extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) for x in v]
+    out = {k: v for k, v in rules.items() if not isinstance(v, tuple) and not k.startswith("_")}
+    extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) and not k.startswith("_") for x in v]
+    extra += [{"not": {"enum": rules["_not_values"]}}] if rules.get("_not_values") else []
+    extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
+    extra += [{"not": {"required": [name]}} for name in rules.get("_absent", ())]
     if extra:
         out["allOf"] = extra
     return out

@@ -284,7 +284,7 @@ class Validator:
                 compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via), value))
                 sub(f"/patternProperties/{escape(pat)}", value)
             self._pattern_props[id(node)] = compiled
-        for key in ("additionalProperties", "additionalItems"):
+        for key in ("additionalProperties", "additionalItems", "not"):
             if key in node:
                 sub("/" + key, node[key])
         if "items" in node:
@@ -405,6 +405,8 @@ class Validator:
                 results.append(result)
             else:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
+        if "not" in schema and not (yield (instance, schema["not"], path)):
+            errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
         if "oneOf" in schema:
             results = []
             for branch in schema["oneOf"]:

@@ -8,12 +8,12 @@ import constrain
 
 
 def test_unsupported_keyword_names_keyword_and_pointer():
-    """`not` deep inside is refused with its JSON pointer, never ignored."""
-    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"not": {"type": "null"}}}}}
+    """`if` deep inside is refused with its JSON pointer, never ignored."""
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"if": {"type": "null"}}}}}
     with pytest.raises(constrain.UnsupportedKeyword) as err:
         constrain.compile(schema)
-    assert err.value.keyword == "not"
-    assert "/properties/a/items/not" in str(err.value)
+    assert err.value.keyword == "if"
+    assert "/properties/a/items/if" in str(err.value)
 
 
 @pytest.mark.parametrize("keyword,value", [("if", {}), ("uniqueItems", True), ("contains", {}),
@@ -34,14 +34,14 @@ def test_annotations_and_unknown_keywords_are_ignored():
 
 def test_root_pointer_is_worded_for_people():
     """A problem at the root says 'at the schema root'."""
-    with pytest.raises(constrain.UnsupportedKeyword, match="at the schema root|at /not"):
-        constrain.compile({"not": {}})
+    with pytest.raises(constrain.UnsupportedKeyword, match="at /if"):
+        constrain.compile({"if": {}})
 
 
 def test_empty_property_name_is_written_quoted():
     """A property named "" shows as \"\" in the pointer."""
-    with pytest.raises(constrain.UnsupportedKeyword, match='/properties/""/not'):
-        constrain.compile({"properties": {"": {"not": {}}}})
+    with pytest.raises(constrain.UnsupportedKeyword, match='/properties/""/if'):
+        constrain.compile({"properties": {"": {"if": {}}}})
 
 
 def test_error_inside_ref_target_names_the_reference():
@@ -137,3 +137,25 @@ def test_options_are_checked():
     with pytest.raises(ValueError):
         constrain.compile({}, max_depth=-1)
     assert json.dumps  # keep import used
+
+
+@pytest.mark.parametrize("schema,good,bad", [
+    ({"not": {"type": "string"}}, ["1", "null", "{}"], ['"a"']),
+    ({"type": "string", "not": {"enum": ["a", "b"]}}, ['"c"', '"ab"'], ['"a"', '"\\u0062"']),
+    ({"type": "integer", "not": {"const": 2}}, ["1", "3"], ["2", "2.0"]),
+    ({"not": {"pattern": "^x"}}, ['"ax"'], ['"xa"', "1"]),
+    ({"type": "object", "not": {"required": ["a"]}}, ["{}", '{"b":1}'], ['{"a":1}']),
+    ({"type": "boolean", "not": {"const": True}}, ["false"], ["true"]),
+])
+def test_not_is_exact_where_its_complement_is(schema, good, bad):
+    """`not` of types, literal values, one pattern or one required name is compiled exactly."""
+    g = constrain.compile(schema, whitespace="compact")
+    assert all(g.accepts(x) for x in good) and not any(g.accepts(x) for x in bad)
+
+
+def test_not_beyond_those_forms_is_refused():
+    """`not` of anything else is an UnsupportedKeyword naming its pointer."""
+    with pytest.raises(constrain.UnsupportedKeyword, match="/properties/p/not"):
+        constrain.compile({"properties": {"p": {"not": {"minimum": 3}}}})
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile({"not": {}})

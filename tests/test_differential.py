@@ -33,6 +33,9 @@ leaf = st.one_of(
     st.sampled_from(WORDS + [1, None, True, [1, "x"], {"k": "é"}]).map(lambda v: {"const": v}),
     st.just({}),
     st.just(True),
+    st.sampled_from(["null", "string", "object", "number"]).map(lambda t: {"not": {"type": t}}),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=2).map(lambda v: {"type": "string", "not": {"enum": v}}),
+    st.integers(-3, 3).map(lambda n: {"type": "integer", "maximum": 5, "not": {"const": n}}),
 )
 
 
@@ -72,6 +75,8 @@ def instance_for(draw, schema, depth=0):
         return draw(st.sampled_from(schema["enum"]))
     if "anyOf" in schema:
         return draw(instance_for(draw(st.sampled_from(schema["anyOf"])), depth + 1))
+    if "not" in schema and "type" not in schema:
+        return draw(st.sampled_from([None, 1, "é", [1], {"a": None}, 2.5]))
     kind = schema.get("type")
     if kind == "null":
         return None
