@@ -18,8 +18,8 @@ class Matcher:
 
     def __init__(self, grammar, vocab):
         self.index = token_index(grammar, vocab)
-        self.dfa = index.dfa
-        self.vocab = index.vocab
+        self.dfa = self.index.dfa
+        self.vocab = vocab
         self.reset()
 
     def reset(self) -> None:

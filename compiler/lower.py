@@ -22,6 +22,7 @@ from .formats import format_dfa
 from .keywords import TYPES, UNSUPPORTED
 from .merge import both, constraints, is_trivial, json_in, merge
 from .numbers import number_dfa
+from .one_of import exact_branches
 from .refs import SchemaDocument, child
 from .regex import pattern_dfa
 from .strings import add_paths, ascii_raw, scalar_paths
@@ -184,7 +185,10 @@ class Lowering:
                     raise InvalidSchema(child(slot.pointer, keyword), f"{keyword} must be a non-empty array", slot.via)
                 met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
                 if keyword == "oneOf":
-                    self.check_disjoint(met, slot.at(keyword))
+                    exact = exact_branches(met, lambda b: self.follow_refs(b, slot)[0])
+                    if exact is None:
+                        raise UnsupportedKeyword(child(slot.pointer, keyword), "oneOf", "branches not provably disjoint", slot.via)
+                    met = exact
                 for i, branch in enumerate(met):
                     self.value(branch, slot.at(keyword, i), src, dst)
                 return
@@ -283,13 +287,6 @@ class Lowering:
         for key in schema:
             if key in UNSUPPORTED:
                 raise UnsupportedKeyword(child(slot.pointer, key), key, via=slot.via)
-
-    def check_disjoint(self, branches, slot: Slot) -> None:
-        """oneOf is only exact here when no value can match two branches: prove it or refuse."""
-        for i, a in enumerate(branches):
-            for b in branches[i + 1:]:
-                if not _provably_disjoint(a, b):
-                    raise UnsupportedKeyword(slot.pointer, "oneOf", "branches not provably disjoint", slot.via)
 
     # -- literals -------------------------------------------------------------------------------
     def literals(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
@@ -743,56 +740,6 @@ def _number_texts(v) -> list[str]:
     elif isinstance(v, int):
         texts.append(f"{v}.0")
     return texts
-
-
-def _types_of(schema) -> set[str] | None:
-    if not isinstance(schema, dict):
-        return None
-    if "enum" in schema or "const" in schema:
-        values = schema.get("enum", [schema.get("const")])
-        return {_json_type(v) for v in values}
-    t = schema.get("type")
-    if t is None:
-        return None
-    types = {t} if isinstance(t, str) else set(t)
-    if "number" in types:
-        types.add("integer")
-    return types
-
-
-def _json_type(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int) or isinstance(v, float) and v.is_integer():
-        return "integer"
-    return {float: "number", str: "string", list: "array", dict: "object"}[type(v)]
-
-
-def _provably_disjoint(a, b) -> bool:
-    """Disjoint by type, or by a property both require with disjoint const/enum values."""
-    if a is False or b is False:
-        return True
-    ta, tb = _types_of(a), _types_of(b)
-    if ta is not None and tb is not None:
-        if "number" in ta:
-            ta = ta | {"integer"}
-        if "number" in tb:
-            tb = tb | {"integer"}
-        if not ta & tb:
-            return True
-    if not (isinstance(a, dict) and isinstance(b, dict)) or ta != {"object"} or tb != {"object"}:
-        return False
-    pa, pb = a.get("properties", {}), b.get("properties", {})
-    for name in set(a.get("required", [])) & set(b.get("required", [])):
-        va, vb = pa.get(name), pb.get(name)
-        if isinstance(va, dict) and isinstance(vb, dict):
-            ea = va.get("enum", [va["const"]] if "const" in va else None)
-            eb = vb.get("enum", [vb["const"]] if "const" in vb else None)
-            if ea is not None and eb is not None and not any(json_in(x, eb) for x in ea):
-                return True
-    return False
 
 
 def _plain_schema(rules: dict) -> dict:

@@ -35,6 +35,8 @@ class JSONLogitsProcessor:
                 or not torch.equal(input_ids[:, : p.shape[1]], p))
 
     def __call__(self, input_ids, scores):
+        import torch  # imported lazily: torch is an optional dependency
+
         if self._is_new_prompt(input_ids):
             self.reset()
             self._prompt = input_ids.clone()
@@ -45,7 +47,7 @@ class JSONLogitsProcessor:
         return scores.masked_fill(~allowed, float("-inf"))
 
     def _tensor(self, row, width: int, device):
-        import torch  # imported lazily: torch is an optional dependency
+        import torch
 
         key = (row.state if row.status == "ok" else -1, str(device), width)
         t = self._tensors.get(key)

@@ -159,3 +159,25 @@ def test_not_beyond_those_forms_is_refused():
         constrain.compile({"properties": {"p": {"not": {"minimum": 3}}}})
     with pytest.raises(constrain.Unsatisfiable):
         constrain.compile({"not": {}})
+
+
+def test_one_of_with_a_discriminator_is_exact():
+    """oneOf branches told apart by a required const property compile; non-objects match both
+    branches, so they match no oneOf and are refused."""
+    g = constrain.compile({"oneOf": [{"properties": {"k": {"const": "a"}}, "required": ["k"]},
+                                     {"properties": {"k": {"const": "b"}}, "required": ["k"]}]}, whitespace="compact")
+    assert g.accepts('{"k":"a"}') and g.accepts('{"k":"b"}')
+    assert not g.accepts('{"k":"c"}') and not g.accepts("1") and not g.accepts("{}")
+
+
+def test_one_of_through_refs_and_types():
+    """A $ref branch is followed before the proof: a date-time string or null."""
+    g = constrain.compile({"$defs": {"t": {"type": "string", "format": "date"}},
+                           "oneOf": [{"$ref": "#/$defs/t"}, {"type": "null"}]})
+    assert g.accepts('"2024-02-29"') and g.accepts("null") and not g.accepts('"2023-02-29"')
+
+
+def test_one_of_that_may_overlap_is_refused():
+    """Two branches a value could both satisfy: refused, never widened to anyOf."""
+    with pytest.raises(constrain.UnsupportedKeyword, match="oneOf"):
+        constrain.compile({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]})

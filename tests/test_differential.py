@@ -52,7 +52,8 @@ def composite(children):
     tup = st.builds(lambda pre, items: {"type": "array", "prefixItems": pre, "items": items},
                     st.lists(children, min_size=1, max_size=2), st.sampled_from([False, True, {"type": "null"}]))
     any_of = st.lists(children, min_size=2, max_size=3).map(lambda bs: {"anyOf": bs})
-    return st.one_of(obj, arr, tup, any_of)
+    one_of = st.lists(children, min_size=2, max_size=3).map(lambda bs: {"oneOf": bs})
+    return st.one_of(obj, arr, tup, any_of, one_of)
 
 
 schemas = st.recursive(leaf, composite, max_leaves=8)
@@ -73,8 +74,9 @@ def instance_for(draw, schema, depth=0):
         return schema["const"]
     if "enum" in schema:
         return draw(st.sampled_from(schema["enum"]))
-    if "anyOf" in schema:
-        return draw(instance_for(draw(st.sampled_from(schema["anyOf"])), depth + 1))
+    for keyword in ("anyOf", "oneOf"):
+        if keyword in schema:
+            return draw(instance_for(draw(st.sampled_from(schema[keyword])), depth + 1))
     if "not" in schema and "type" not in schema:
         return draw(st.sampled_from([None, 1, "é", [1], {"a": None}, 2.5]))
     kind = schema.get("type")
@@ -125,9 +127,10 @@ def canonical(instance, schema):
     """Reorder object keys the way the grammar writes them: properties order, then required, then the rest."""
     if not isinstance(schema, dict):
         return instance
-    if "anyOf" in schema:
-        fits = [b for b in schema["anyOf"] if oracle(b).is_valid(instance)]
-        return canonical(instance, (fits or schema["anyOf"])[0])
+    for keyword in ("anyOf", "oneOf"):
+        if keyword in schema:
+            fits = [b for b in schema[keyword] if oracle(b).is_valid(instance)]
+            return canonical(instance, (fits or schema[keyword])[0])
     if isinstance(instance, list):
         prefix = schema.get("prefixItems", [])
         return [canonical(v, prefix[i] if i < len(prefix) else schema.get("items", True)) for i, v in enumerate(instance)]

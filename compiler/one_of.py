@@ -1,0 +1,129 @@
+"""``oneOf`` made exact where it can be proven: "exactly one branch" becomes a union of branches.
+
+The proof goes type by type. For each JSON type, look at the branches that admit values of it:
+- two or more that put no constraint at all on that type (``{"required": [...]}`` says nothing
+  about strings) both match every such value, so no value of that type satisfies the ``oneOf``:
+  the type is removed from every branch;
+- otherwise every pair must be disjoint on that type: distinct literal values, or for objects a
+  name one branch requires whose value the other branch pins to different literals (or forbids).
+If neither holds for some type, the ``oneOf`` is refused rather than widened.
+"""
+
+from __future__ import annotations
+
+from .keywords import TYPES
+from .merge import constraints, json_in
+
+APPLIES = {
+    "string": {"minLength", "maxLength", "pattern", "format"},
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "object": {"properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties"},
+    "array": {"items", "prefixItems", "additionalItems", "minItems", "maxItems"},
+    "boolean": set(),
+    "null": set(),
+}
+OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref"}
+KINDS = ("null", "boolean", "object", "array", "string", "number")
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}[type(value)]
+
+
+def _literals(rules: dict):
+    if "enum" in rules or "const" in rules:
+        values = list(rules.get("enum", [rules.get("const")]))
+        if "const" in rules and "enum" in rules:
+            values = [v for v in values if json_in(v, [rules["const"]])]
+        return values
+    return None
+
+
+def _admitted_kinds(rules) -> set[str]:
+    if rules is True:
+        return set(KINDS)
+    if rules is False:
+        return set()
+    declared = rules.get("type")
+    kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
+    kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
+    values = _literals(rules)
+    if values is not None:
+        kinds &= {_kind(v) for v in values}
+    return kinds
+
+
+def _unconstrained(rules, kind: str) -> bool:
+    """Every value of ``kind`` satisfies ``rules``."""
+    if rules is True:
+        return True
+    if _literals(rules) is not None or rules.keys() & OPAQUE or rules.keys() & APPLIES[kind]:
+        return False
+    declared = rules.get("type")
+    return declared is None or kind in ([declared] if isinstance(declared, str) else declared)
+
+
+def _disjoint(a, b, kind: str) -> bool:
+    la, lb = _literals(a), _literals(b)
+    if la is not None and lb is not None:
+        return not any(json_in(x, lb) for x in la if _kind(x) == kind)
+    if kind != "object":
+        return False
+    return _object_disjoint(a, b) or _object_disjoint(b, a)
+
+
+def _object_disjoint(a: dict, b: dict) -> bool:
+    """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all."""
+    pa, pb = a.get("properties", {}), b.get("properties", {})
+    for name in a.get("required", []):
+        if name in pb:
+            la = _literals(pa.get(name)) if isinstance(pa.get(name), dict) else None
+            other = pb[name]
+            if other is False:
+                return True
+            lb = _literals(other) if isinstance(other, dict) else None
+            if la is not None and lb is not None and not any(json_in(x, lb) for x in la):
+                return True
+        elif b.get("additionalProperties", True) is False and not b.get("patternProperties"):
+            return True
+    return False
+
+
+def exact_branches(branches: list, resolve) -> list | None:
+    """The branches, each narrowed to the types where it is the only match; ``None`` if unproven.
+
+    ``resolve(branch)`` gives the branch's constraints with a top-level ``$ref`` followed.
+    """
+    rules = [resolve(b) for b in branches]
+    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
+    kinds = [_admitted_kinds(r) for r in rules]
+    keep = [set(k) for k in kinds]
+    for kind in KINDS:
+        admitting = [i for i, ks in enumerate(kinds) if kind in ks]
+        if len(admitting) < 2:
+            continue
+        free = [i for i in admitting if _unconstrained(rules[i], kind)]
+        if len(free) >= 2:
+            for i in admitting:
+                keep[i].discard(kind)
+            continue
+        for x, i in enumerate(admitting):
+            for j in admitting[x + 1:]:
+                if not _disjoint(rules[i], rules[j], kind):
+                    return None
+    out = []
+    for branch, before, after in zip(branches, kinds, keep):
+        if not after:
+            continue
+        if after == before:
+            out.append(branch)
+        else:
+            types = sorted(after | ({"integer"} if "number" in after else set()))
+            out.append({"allOf": [branch, {"type": types}]})
+    return out
