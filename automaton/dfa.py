@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from .program import Program
 
 DEAD = -1
@@ -26,6 +28,8 @@ class LazyDFA:
         self._accepting: list[bool] = []
         self._ids: dict[tuple[frozenset[Config], bool], int] = {}
         self._rows: list[list[int] | None] = []
+        self._table = np.full((64, 256), DEAD, dtype=np.int32)  # rows again, for vectorised walks
+        self._has_row = np.zeros(64, dtype=bool)
         self._lock = threading.Lock()
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([(root.start,)]))
@@ -65,8 +69,30 @@ class LazyDFA:
             row = self._rows[state]
             if row is None:
                 row = self._compute_row(state)
-                self._rows[state] = row
+                self._store(state, row)
         return row
+
+    def _store(self, state: int, row: list[int]) -> None:
+        if state >= len(self._has_row):
+            grown = max(2 * len(self._has_row), state + 1)
+            table = np.full((grown, 256), DEAD, dtype=np.int32)
+            table[: len(self._table)] = self._table
+            has = np.zeros(grown, dtype=bool)
+            has[: len(self._has_row)] = self._has_row
+            self._table, self._has_row = table, has
+        self._table[state] = row
+        self._has_row[state] = True
+        self._rows[state] = row
+
+    def table_for(self, states: np.ndarray) -> np.ndarray:
+        """The transition table (rows indexed by state), with rows present for all ``states`` >= 0."""
+        states = states[states >= 0]
+        n = len(self._has_row)
+        inside = states[states < n]
+        missing = np.concatenate([states[states >= n], inside[~self._has_row[inside]]])
+        for s in np.unique(missing).tolist():
+            self.row(s)
+        return self._table
 
     # -- construction ------------------------------------------------------------------------
     def _depth_left(self, config: Config) -> int:
@@ -125,30 +151,27 @@ class LazyDFA:
         return sid
 
     def _compute_row(self, state: int) -> list[int]:
+        """Successors for all bytes at once: the byte axis is cut at every edge boundary, and each
+        piece (a byte class of this state) is closed once."""
         prog = self.program
-        buckets: dict[int, set[Config]] = {}
+        moves: list[tuple[int, int, Config]] = []
         for c in self._kernels[state]:
             live = prog.live(self._depth_left(c))
             head = c[:-1]
             for lo, hi, t in prog.edges[c[-1]]:
-                if not live[t]:
-                    continue
-                nxt = head + (t,)
-                for b in range(lo, hi + 1):
-                    bucket = buckets.get(b)
-                    if bucket is None:
-                        buckets[b] = {nxt}
-                    else:
-                        bucket.add(nxt)
+                if live[t]:
+                    moves.append((lo, hi, head + (t,)))
+        cuts = sorted({lo for lo, _, _ in moves} | {hi + 1 for _, hi, _ in moves})
         row = [DEAD] * 256
         memo: dict[frozenset[Config], int] = {}
-        for b, bucket in buckets.items():
-            key = frozenset(bucket)
+        for a, b in zip(cuts, cuts[1:]):
+            key = frozenset(c for lo, hi, c in moves if lo <= a and b - 1 <= hi)
+            if not key:
+                continue
             sid = memo.get(key)
             if sid is None:
-                sid = self._intern(*self._closure(key))
-                memo[key] = sid
-            row[b] = sid
+                sid = memo[key] = self._intern(*self._closure(key))
+            row[a:b] = [sid] * (b - a)
         return row
 
 

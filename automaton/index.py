@@ -1,11 +1,13 @@
 """Token masks per automaton state: computed lazily, cached, shared by every matcher of a grammar.
 
-Computing a mask never walks the whole vocabulary token by token. Tokens are put in a byte trie;
-a walk from the state prunes a whole subtree the moment the automaton refuses its prefix, so a
-state that expects ``{`` costs a few hundred steps. The states where almost everything is allowed
-are free-string states: there every *content* token (complete UTF-8, no quote, backslash or control
-byte) is admissible at once when the state loops on every content scalar, which is checked once
-per state; only the few thousand other tokens are walked.
+The vocabulary is a byte trie, stored two ways (built once per vocabulary and shared):
+- as nested lists, walked in Python with pruning: a state that admits few first bytes (``{``, a
+  digit, the next letter of a key) touches a few hundred nodes and costs microseconds;
+- as one array per depth (each node's parent and byte), walked with numpy: the successor states of
+  a whole level of the trie are one gather from the automaton's transition table, so a state that
+  admits most of the vocabulary (inside a string, a key, a free value) costs a few milliseconds
+  instead of a Python step per node.
+The choice is made per state from how many tokens start with an admissible byte.
 """
 
 from __future__ import annotations
@@ -17,42 +19,85 @@ import numpy as np
 
 from .dfa import DEAD, LazyDFA
 
-_UTF8_LEAD = [(0xC2, 0xDF, 1), (0xE0, 0xEF, 2), (0xF0, 0xF4, 3)]
+SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Python walk is faster
 
 
-class _Trie:
-    """A byte trie over the vocabulary in flat lists (node 0 is the root)."""
+class VocabTrie:
+    """The vocabulary's byte trie, as nested lists and as per-depth arrays."""
 
-    def __init__(self, tokens: list[tuple[int, bytes]]):
+    def __init__(self, token_bytes):
         self.children: list[list[tuple[int, int]]] = [[]]
         self.ends: list[list[int]] = [[]]
-        child_maps: list[dict[int, int]] = [{}]
-        for tid, data in tokens:
+        maps: list[dict[int, int]] = [{}]
+        depth_of: list[int] = [0]
+        index_in_level: list[int] = [0]
+        parents: list[list[int]] = [[]]
+        bytes_at: list[list[int]] = [[]]
+        for tid, data in enumerate(token_bytes):
+            if not data:
+                continue
             node = 0
             for b in data:
-                nxt = child_maps[node].get(b)
+                nxt = maps[node].get(b)
                 if nxt is None:
                     nxt = len(self.children)
-                    child_maps[node][b] = nxt
+                    maps[node][b] = nxt
                     self.children.append([])
                     self.ends.append([])
-                    child_maps.append({})
+                    maps.append({})
+                    d = depth_of[node] + 1
+                    depth_of.append(d)
+                    if d == len(parents):
+                        parents.append([])
+                        bytes_at.append([])
+                    index_in_level.append(len(parents[d]))
+                    parents[d].append(index_in_level[node])
+                    bytes_at[d].append(b)
                     self.children[node].append((b, nxt))
                 node = nxt
             self.ends[node].append(tid)
-        for row in self.children:
-            row.sort()
+        self.parent = [np.array(p, dtype=np.int64) for p in parents]
+        self.byte = [np.array(b, dtype=np.int64) for b in bytes_at]
+        end_nodes: list[list[int]] = [[] for _ in parents]
+        end_ids: list[list[int]] = [[] for _ in parents]
+        for node, tids in enumerate(self.ends):
+            for tid in tids:
+                end_nodes[depth_of[node]].append(index_in_level[node])
+                end_ids[depth_of[node]].append(tid)
+        self.end_nodes = [np.array(x, dtype=np.int64) for x in end_nodes]
+        self.end_ids = [np.array(x, dtype=np.int64) for x in end_ids]
+        self.subtree = [len(e) for e in self.ends]  # tokens at or below each node
+        for node in range(len(self.children) - 1, -1, -1):
+            for _, child in self.children[node]:
+                self.subtree[node] += self.subtree[child]
 
-    def walk(self, dfa: LazyDFA, state: int, out: list[int]) -> None:
-        """Append every token id whose bytes the automaton accepts from ``state``."""
+    def walk(self, dfa: LazyDFA, state: int) -> np.ndarray:
+        """Token ids whose bytes the automaton accepts from ``state``, by the cheaper of the two walks."""
+        if self._expected(dfa, state) <= SMALL_WALK:
+            return np.array(self._walk_small(dfa, state), dtype=np.int64)
+        return self._walk_levels(dfa, state)
+
+    def _expected(self, dfa: LazyDFA, state: int) -> int:
+        """How many tokens survive the first two bytes (an upper bound on the small walk's work)."""
+        row = dfa.row(state)
+        firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
+        total = sum(self.subtree[child] for _, child in firsts)
+        if total <= SMALL_WALK or len(firsts) > 16:  # many first bytes: a string-like state
+            return total
+        total = 0
+        for b, child in firsts:
+            total += len(self.ends[child])
+            second = dfa.row(row[b])
+            total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
+        return total
+
+    def _walk_small(self, dfa: LazyDFA, state: int) -> list[int]:
         children, ends = self.children, self.ends
-        rows = dfa._rows
+        out: list[int] = []
         stack = [(0, state)]
         while stack:
             node, s = stack.pop()
-            row = rows[s]
-            if row is None:
-                row = dfa.row(s)
+            row = dfa.row(s)
             for b, child in children[node]:
                 t = row[b]
                 if t == DEAD:
@@ -61,15 +106,38 @@ class _Trie:
                     out.extend(ends[child])
                 if children[child]:
                     stack.append((child, t))
+        return out
+
+    def _walk_levels(self, dfa: LazyDFA, state: int) -> np.ndarray:
+        states = np.array([state], dtype=np.int64)
+        found = []
+        for d in range(1, len(self.parent)):
+            parent_states = states[self.parent[d]]
+            alive = parent_states >= 0
+            if not alive.any():
+                break
+            table = dfa.table_for(parent_states)
+            states = np.where(alive, table[np.where(alive, parent_states, 0), self.byte[d]], DEAD)
+            ends = self.end_nodes[d]
+            if len(ends):
+                found.append(self.end_ids[d][states[ends] >= 0])
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
-def _is_content(data: bytes) -> bool:
-    """Complete UTF-8 with no quote, backslash or control character: plain string content."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return bool(text) and not any(ch in '"\\' or ord(ch) < 0x20 for ch in text)
+_TRIES: dict[str, VocabTrie] = {}
+_TRIES_LOCK = threading.Lock()
+
+
+def vocab_trie(vocab) -> VocabTrie:
+    """The trie of a vocabulary, built once per vocabulary (a few seconds for 128k tokens)."""
+    key = vocab.fingerprint()
+    with _TRIES_LOCK:
+        trie = _TRIES.get(key)
+        if trie is None:
+            if len(_TRIES) >= 8:
+                _TRIES.pop(next(iter(_TRIES)))
+            trie = _TRIES[key] = VocabTrie(vocab.token_bytes)
+    return trie
 
 
 class TokenIndex:
@@ -81,29 +149,17 @@ class TokenIndex:
         self.dfa: LazyDFA = grammar.automaton
         self.size = vocab.size
         self.eos = np.array(sorted(vocab.eos_ids), dtype=np.int64)
-        content, other = [], []
-        for tid, data in enumerate(vocab.token_bytes):
-            if data:
-                (content if _is_content(data) else other).append((tid, data))
-        self.content_ids = np.array([t for t, _ in content], dtype=np.int64)
-        self._all = _Trie(content + other)
-        self._other = _Trie(other)
+        self.trie = vocab_trie(vocab)
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self._max_entries = max(16, max_cache_bytes // max(1, self.size))
-        self._loops: dict[int, bool] = {}
         self._lock = threading.Lock()
         self.eos_only = np.zeros(self.size, dtype=bool)
         self.eos_only[self.eos] = True
+        self.eos_only.flags.writeable = False
 
-    def allowed_ids(self, state: int) -> list[int]:
-        """Token ids (not EOS) admissible from ``state``, as a list (unsorted)."""
-        out: list[int] = []
-        if self.loops_on_content(state):
-            self._other.walk(self.dfa, state, out)
-            out.extend(self.content_ids.tolist())
-        else:
-            self._all.walk(self.dfa, state, out)
-        return out
+    def allowed_ids(self, state: int) -> np.ndarray:
+        """Token ids (EOS aside) admissible from ``state``."""
+        return self.trie.walk(self.dfa, state)
 
     def mask(self, state: int) -> np.ndarray:
         """A read-only bool array over the vocabulary: True where a token may come next."""
@@ -111,9 +167,7 @@ class TokenIndex:
         if m is not None:
             return m
         m = np.zeros(self.size, dtype=bool)
-        ids = self.allowed_ids(state)
-        if ids:
-            m[np.array(ids, dtype=np.int64)] = True
+        m[self.allowed_ids(state)] = True
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
@@ -122,70 +176,6 @@ class TokenIndex:
             while len(self._cache) > self._max_entries:
                 self._cache.popitem(last=False)
         return m
-
-    def loops_on_content(self, state: int) -> bool:
-        """Every content scalar, raw, leads from ``state`` back to ``state`` (a free-string state)."""
-        known = self._loops.get(state)
-        if known is not None:
-            return known
-        dfa = self.dfa
-        row = dfa.row(state)
-        ok = all(row[b] == state for b in range(0x20, 0x80) if b not in (0x22, 0x5C))
-        if ok:
-            ok = self._utf8_loops(state)
-        self._loops[state] = ok
-        return ok
-
-    def _utf8_loops(self, state: int) -> bool:
-        """Multi-byte scalars: explore (automaton state, bytes still owed) pairs from ``state``."""
-        seen = set()
-        todo = []
-        row = self.dfa.row(state)
-        for lo, hi, owed in _UTF8_LEAD:
-            for b in range(lo, hi + 1):
-                t = row[b]
-                if t == DEAD:
-                    return False
-                todo.append((t, owed, b))
-        while todo:
-            s, owed, lead = todo.pop()
-            key = (s, owed, lead if owed == _owed_of(lead) else 0)
-            if key in seen:
-                continue
-            seen.add(key)
-            lo, hi = _continuation_range(lead, owed)
-            srow = self.dfa.row(s)
-            for b in range(lo, hi + 1):
-                t = srow[b]
-                if owed == 1:
-                    if t != state:
-                        return False
-                elif t == DEAD:
-                    return False
-                else:
-                    todo.append((t, owed - 1, 0))
-        return True
-
-
-def _owed_of(lead: int) -> int:
-    for lo, hi, owed in _UTF8_LEAD:
-        if lo <= lead <= hi:
-            return owed
-    return 0
-
-
-def _continuation_range(lead: int, owed: int) -> tuple[int, int]:
-    """The valid second byte depends on the lead (no overlongs, no surrogates, nothing past U+10FFFF)."""
-    if owed == _owed_of(lead) and lead:
-        if lead == 0xE0:
-            return 0xA0, 0xBF
-        if lead == 0xED:
-            return 0x80, 0x9F
-        if lead == 0xF0:
-            return 0x90, 0xBF
-        if lead == 0xF4:
-            return 0x80, 0x8F
-    return 0x80, 0xBF
 
 
 _INDEX_LOCK = threading.Lock()
