@@ -17,7 +17,7 @@ class JSONLogitsProcessor:
         import torch  # noqa: F401  (fail here, clearly, if torch is missing)
 
         self.grammar = as_grammar(schema_or_grammar, compile_options)
-        self.vocab = vocab or Vocabulary.from_transformers(tokenizer, model=model)
+        self.vocab = vocab or Vocabulary.from_transformers(tokenizer, model=model, eos_ids=_stop_ids(tokenizer, model))
         self.tracker = RowTracker(self.grammar, self.vocab)
         self._prompt = None
         self._tensors: dict[tuple[int, str, int], object] = {}
@@ -61,3 +61,13 @@ class JSONLogitsProcessor:
                 self._tensors.clear()
             self._tensors[key] = t
         return t
+
+
+def _stop_ids(tokenizer, model) -> set[int] | None:
+    """The ids ``generate`` stops on (the generation config's EOS), so an allowed EOS really ends it."""
+    config = getattr(model, "generation_config", None)
+    ids = getattr(config, "eos_token_id", None) if config is not None else None
+    if ids is None:
+        return None
+    ids = {ids} if isinstance(ids, int) else set(ids)
+    return ids | ({tokenizer.eos_token_id} if getattr(tokenizer, "eos_token_id", None) is not None else set())

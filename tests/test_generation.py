@@ -1,0 +1,158 @@
+"""Real generation on this CPU: SmolLM2-135M-Instruct through llama-cpp-python and through transformers."""
+
+import json
+import logging
+
+import jsonschema
+import numpy as np
+import pytest
+
+import constrain
+from automaton.matcher import Matcher
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is installed by .ci/run")
+transformers = pytest.importorskip("transformers", reason="transformers is installed by .ci/run")
+torch = pytest.importorskip("torch", reason="torch is installed by .ci/run")
+
+from constrain.hf import JSONLogitsProcessor as HFProcessor  # noqa: E402
+from constrain.llama_cpp import JSONLogitsProcessor as LlamaProcessor  # noqa: E402
+
+ITINERARY = {
+    "type": "object",
+    "properties": {
+        "destination": {"enum": ["Lençóis Maranhenses", "Jericoacoara", "Fernando de Noronha"]},
+        "nights": {"type": "integer", "minimum": 1, "maximum": 14},
+    },
+    "required": ["destination", "nights"],
+    "additionalProperties": False,
+}
+THREE_STRINGS = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}
+DUNES = "Plan a trip to the white dunes and blue lagoons of Lençóis Maranhenses in Brazil. Answer in JSON."
+
+
+@pytest.fixture(scope="module")
+def llm(gguf_path_by_name):
+    return llama_cpp.Llama(model_path=str(gguf_path_by_name("smollm2")), n_ctx=1024, seed=0, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def hf(gguf_path_by_name):
+    path = gguf_path_by_name("smollm2")
+    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    return tok, model
+
+
+def chat(llm, schema, prompt, **kwargs):
+    proc = LlamaProcessor(schema, llm)
+    out = llm.create_chat_completion(
+        messages=[{"role": "user", "content": prompt}],
+        logits_processor=llama_cpp.LogitsProcessorList([proc]), max_tokens=80, temperature=0.0, **kwargs)
+    return out["choices"][0]["message"]["content"], proc
+
+
+def assert_valid(text, schema):
+    """Walked again through a fresh matcher and validated by python-jsonschema."""
+    assert constrain.compile(schema).accepts(text), text
+    jsonschema.validate(json.loads(text), schema)
+
+
+def test_llama_cpp_picks_the_accented_destination(llm):
+    """The enum value with non-ASCII letters decodes exactly."""
+    text, _ = chat(llm, ITINERARY, DUNES)
+    assert_valid(text, ITINERARY)
+    assert json.loads(text)["destination"] == "Lençóis Maranhenses"
+
+
+def test_llama_cpp_array_of_exactly_three_strings(llm):
+    """A root array with minItems = maxItems = 3 gives exactly three strings."""
+    text, _ = chat(llm, THREE_STRINGS, "Name some fruits as a JSON array.")
+    assert_valid(text, THREE_STRINGS)
+    assert len(json.loads(text)) == 3
+
+
+def test_llama_cpp_streaming(llm):
+    """Streaming chunks concatenate to a valid document."""
+    proc = LlamaProcessor(ITINERARY, llm)
+    chunks = llm.create_chat_completion(messages=[{"role": "user", "content": DUNES}], max_tokens=80,
+                                        temperature=0.0, stream=True,
+                                        logits_processor=llama_cpp.LogitsProcessorList([proc]))
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+    assert_valid(text, ITINERARY)
+
+
+def hf_generate(hf, schema, prompts, **kwargs):
+    tok, model = hf
+    proc = HFProcessor(schema, tok, model=model)
+    tok.padding_side = "left"
+    batch = tok([tok.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True, tokenize=False)
+                 for p in prompts], return_tensors="pt", padding=True)
+    out = model.generate(**batch, max_new_tokens=60, logits_processor=[proc], pad_token_id=tok.pad_token_id or 0,
+                         **kwargs)
+    return [tok.decode(row[batch["input_ids"].shape[1]:], skip_special_tokens=True) for row in out]
+
+
+def test_transformers_greedy_batch(hf):
+    """A batch of two prompts, greedy: each row its own state, each output valid."""
+    for text in hf_generate(hf, ITINERARY, [DUNES, "A beach holiday in Brazil, as JSON."], do_sample=False):
+        assert_valid(text, ITINERARY)
+
+
+def test_transformers_sampling_and_beams(hf):
+    """Sampling and beam search (rows reordered between steps) still give valid documents."""
+    torch.manual_seed(0)
+    for text in hf_generate(hf, THREE_STRINGS, ["Three animals, JSON array."], do_sample=True, temperature=1.5):
+        assert_valid(text, THREE_STRINGS)
+        assert len(json.loads(text)) == 3
+    for text in hf_generate(hf, THREE_STRINGS, ["Three animals, JSON array."], num_beams=3, do_sample=False):
+        assert_valid(text, THREE_STRINGS)
+
+
+class ForceToken:
+    """A processor placed after ours that bypasses the mask: forces ``token`` at step ``at``."""
+
+    def __init__(self, token, at, prompt_len):
+        self.token, self.at, self.prompt_len = token, at, prompt_len
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[1] - self.prompt_len == self.at:
+            scores = torch.full_like(scores, float("-inf"))
+            scores[:, self.token] = 0.0
+        return scores
+
+
+@pytest.mark.parametrize("forced", ["illegal", "special"])
+def test_wedge_guard_logs_once_then_ends(hf, caplog, forced):
+    """A bypassed mask (an illegal or a special token) gives one error line, then EOS, no exception."""
+    tok, model = hf
+    ids = tok.apply_chat_template([{"role": "user", "content": DUNES}], add_generation_prompt=True,
+                                  return_tensors="pt", return_dict=True)
+    prompt_len = ids["input_ids"].shape[1]
+    token = tok.convert_tokens_to_ids("<|im_start|>") if forced == "special" else tok.encode("]")[0]
+    ours = HFProcessor(ITINERARY, tok, model=model)
+    with caplog.at_level(logging.ERROR, logger="constrain"):
+        out = model.generate(**ids, max_new_tokens=30, do_sample=False,
+                             logits_processor=[ours, ForceToken(token, 2, prompt_len)])
+    errors = [r for r in caplog.records if r.name == "constrain" and r.levelno == logging.ERROR]
+    assert len(errors) == 1 and str(token) in errors[0].getMessage()
+    generated = out[0, prompt_len:].tolist()
+    assert generated[2] == token
+    assert generated[3] in ours.vocab.eos_ids and len(generated) == 4
+
+
+def test_literal_the_vocabulary_cannot_spell_raw_is_reached_by_its_escape(vocabulary_by_name):
+    """With every token holding the bytes of 'ç' removed, the enum value is still reachable as \\u00e7."""
+    full = vocabulary_by_name("llama-bpe")
+    stripped = [None if b and b"\xc3" in b else b for b in full.token_bytes]
+    vocab = type(full)(stripped, full.eos_ids, size=full.size)
+    grammar = constrain.compile({"const": "ç"}, whitespace="compact")
+    m = Matcher(grammar, vocab)
+    text = b""
+    for _ in range(20):
+        if m.accepting:
+            break
+        allowed = np.flatnonzero(m.mask())
+        tid = int(min(allowed, key=lambda t: len(vocab.token_bytes[t] or b"")))  # shortest: spells escapes
+        assert m.advance(tid)
+        text += vocab.token_bytes[tid]
+    assert m.accepting and json.loads(text) == "ç" and b"\\u00" in text.lower()

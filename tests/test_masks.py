@@ -1,0 +1,92 @@
+"""Token masks equal the brute-force answer: walk every token's bytes through the automaton."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import constrain
+from automaton.dfa import DEAD
+from automaton.index import token_index
+from automaton.matcher import Matcher
+
+SCHEMAS = [
+    {"type": "object", "properties": {
+        "destination": {"enum": ["Lençóis Maranhenses", "Jericoacoara", "日本"]},
+        "nights": {"type": "integer", "minimum": 1, "maximum": 30},
+        "notes": {"type": "string", "maxLength": 12},
+        "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}, "maxItems": 3}},
+     "required": ["destination", "nights"]},
+    {"type": "array", "items": {"anyOf": [{"type": "number", "minimum": -2.5}, {"type": "boolean"}, {"type": "null"}]}},
+    {},
+]
+
+
+def brute_force(grammar, vocab, state):
+    dfa = grammar.automaton
+    mask = np.zeros(vocab.size, dtype=bool)
+    for tid, data in enumerate(vocab.token_bytes):
+        if data and dfa.walk(data, state) != DEAD:
+            mask[tid] = True
+    if dfa.is_accepting(state):
+        mask[sorted(vocab.eos_ids)] = True
+    return mask
+
+
+@st.composite
+def reachable_state(draw, grammar):
+    """A state reached by random bytes the automaton allows (independent of the masks)."""
+    dfa = grammar.automaton
+    state = dfa.start
+    for _ in range(draw(st.integers(0, 40))):
+        allowed = [b for b, t in enumerate(dfa.row(state)) if t != DEAD]
+        if not allowed:
+            break
+        state = dfa.row(state)[draw(st.sampled_from(allowed))]
+    return state
+
+
+@pytest.mark.parametrize("schema_index", range(len(SCHEMAS)))
+def test_masks_equal_brute_force(vocabulary, schema_index):
+    """For random reachable states, mask() is exactly the set of tokens that walk, plus EOS when accepting."""
+    grammar = constrain.compile(SCHEMAS[schema_index])
+    index = token_index(grammar, vocabulary)
+
+    @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(reachable_state(grammar))
+    def check(state):
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state))
+
+    check()
+
+
+def test_padded_ids_and_special_tokens_are_never_allowed(vocabulary):
+    """Ids past the tokenizer and special tokens stay masked in every state."""
+    grammar = constrain.compile({"type": "string"})
+    m = Matcher(grammar, vocabulary)
+    specials = [i for i, b in enumerate(vocabulary.token_bytes) if b is None and i not in vocabulary.eos_ids]
+    for token in (b'"', b"a", b'"'):
+        mask = m.mask()
+        assert not mask[specials].any()
+        tid = next(i for i, b in enumerate(vocabulary.token_bytes) if b == token)
+        assert m.advance(tid)
+    assert m.accepting and m.mask()[sorted(vocabulary.eos_ids)].all()
+
+
+def test_matcher_walks_rolls_back_and_wedges(vocabulary_by_name):
+    """advance/rollback/forced_bytes, and a token that cannot walk wedges the matcher (EOS only)."""
+    vocab = vocabulary_by_name("llama-bpe")
+    grammar = constrain.compile({"type": "object", "properties": {"answer": {"const": "yes"}},
+                                 "required": ["answer"], "additionalProperties": False}, whitespace="compact")
+    m = Matcher(grammar, vocab)
+    assert m.forced_bytes() == b'{"answer":"yes"}'
+    brace = vocab.token_bytes.index(b"{")
+    assert m.advance(brace)
+    m.rollback(1)
+    assert m.state == grammar.start
+    bad = vocab.token_bytes.index(b"[")
+    assert not m.advance(bad)
+    assert m.wedged and m.state == grammar.start
+    assert np.flatnonzero(m.mask()).tolist() == sorted(vocab.eos_ids)
+    m.reset()
+    assert not m.wedged and m.mask()[brace]
