@@ -97,18 +97,20 @@ _CACHE_LOCK = threading.Lock()
 CACHE_SIZE = 64
 
 
-def compile(schema, *, whitespace: str = "bounded", strict: bool = False, **limits) -> Grammar:
+def compile(schema, *, whitespace: str = "bounded", strict: bool = False, cache: bool = True, **limits) -> Grammar:
     """Compile a JSON Schema (dict, bool, JSON text or pydantic model class) into a ``Grammar``.
 
     Compiling the same schema with the same options twice returns the same grammar, whose lazily
-    built automaton (and the token masks hung on it) is then shared.
+    built automaton (and the token masks hung on it) is then shared; ``cache=False`` compiles anew.
     """
     options = Options(whitespace=whitespace, strict=strict, **limits)
     root = load_schema(schema)
-    try:
-        key = json.dumps([root, repr(options)], sort_keys=False)
-    except (TypeError, ValueError, RecursionError):
-        key = None
+    key = None
+    if cache:
+        try:
+            key = json.dumps([root, repr(options)], sort_keys=False)
+        except (TypeError, ValueError, RecursionError):
+            key = None
     if key is not None:
         with _CACHE_LOCK:
             hit = _CACHE.get(key)
