@@ -258,25 +258,20 @@ def test_describe_shape_follows_refs_and_describes_non_objects():
 # --- the README section ---------------------------------------------------------------------------------
 
 def test_hosted_providers_doc_examples_run_as_printed():
-    """Every Python block of docs/hosted-providers.md runs and prints what its comments say."""
+    """Every Python block of the README's hosted-providers section runs and prints what its comments say."""
     import pathlib
     import re
     import subprocess
     import sys
 
-    import constrain
-
-    doc = pathlib.Path(__file__).resolve().parent.parent / "docs" / "hosted-providers.md"
-    if not doc.exists():
-        pytest.skip("docs/hosted-providers.md has been folded into the README")
-    if not all(hasattr(constrain, name) for name in ("generate_json", "validate", "RepairFailed",
-                                                     "normalize_tool_schema")):
-        pytest.skip("constrain does not export the hosted-provider API yet")
-    blocks = re.findall(r"^```python\n(.*?)^```$", doc.read_text(), re.S | re.M)
+    root = pathlib.Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme.split("## Hosted providers", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```python\n(.*?)^```$", section, re.S | re.M)
     assert blocks
     for block in blocks:
         run = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
-                             cwd=doc.parent.parent, timeout=120)
+                             cwd=root, timeout=120)
         assert run.returncode == 0, run.stderr
         printed = run.stdout.splitlines()
         for line in block.splitlines():
