@@ -68,6 +68,7 @@ class Report:
     cases: list[Case] = field(default_factory=list)
     unsupported_keywords: Counter = field(default_factory=Counter)  # keyword -> tests
     compile_seconds: list[tuple[float, str, str]] = field(default_factory=list)  # (s, file, group)
+    traps: list[tuple[str, str, bytes]] = field(default_factory=list)  # (file, group, path to the dead end)
 
     def of(self, outcome: str) -> list[Case]:
         return [c for c in self.cases if c.outcome == outcome]
@@ -288,6 +289,9 @@ def run_group(report: Report, file: str, group: dict, timeout: float) -> None:
             except constrain.Unsatisfiable:
                 grammar = None  # the empty language
             report.compile_seconds.append((time.perf_counter() - started, file, description))
+            trap = grammar.find_trap(TRAP_BUDGET) if grammar is not None else None
+            if trap is not None:
+                report.traps.append((file, description, trap[1]))
             results = []
             for test in tests:
                 results.append(_judge(grammar, test, schema))
@@ -309,6 +313,7 @@ def run_group(report: Report, file: str, group: dict, timeout: float) -> None:
 # Key orders tried: for a refused valid instance, enough to call it "shape" with confidence; for an
 # invalid one (refused as written), enough to catch a grammar that accepts it in some other order.
 SHAPE_TRIES, FALSE_ACCEPT_TRIES = 2000, 24
+TRAP_BUDGET = 300  # automaton states explored per schema by find_trap
 
 
 def _judge(grammar, test: dict, schema) -> tuple[str, str, str]:
@@ -412,7 +417,9 @@ def print_report(report: Report, verbose: bool = False, out=sys.stdout) -> None:
     slow = sorted(report.compile_seconds, reverse=True)[:5]
     if slow:
         p("slowest compiles: " + "; ".join(f"{s * 1000:.0f} ms {f} | {g}" for s, f, g in slow))
-    p(f"{report.draft} " + summary_line(totals))
+    for file, group, path in report.traps:
+        p(f"  DEAD END: {file} | {group} after {path!r}")
+    p(f"{report.draft} " + summary_line(totals) + f", {len(report.traps)} dead ends")
 
 
 def main(argv=None) -> int:
