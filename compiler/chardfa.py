@@ -119,30 +119,38 @@ def complement(dfa: CharDFA) -> CharDFA:
     return CharDFA(full.start, full.edges, set(range(full.size)) - full.accepting).trimmed()
 
 
+def _build(start, accepting, successors, max_states: int) -> CharDFA:
+    """A DFA explored from ``start``: states are keys; ``successors(key)`` yields ``(lo, hi, key)``."""
+    out = CharDFA()
+    index = {start: out.add_state()}
+    todo = [start]
+    while todo:
+        key = todo.pop()
+        src = index[key]
+        if accepting(key):
+            out.accepting.add(src)
+        for lo, hi, nxt in successors(key):
+            dst = index.get(nxt)
+            if dst is None:
+                if out.size >= max_states:
+                    raise OverflowError(f"more than {max_states} states")
+                dst = index[nxt] = out.add_state()
+                todo.append(nxt)
+            out.edges[src].append((lo, hi, dst))
+    return out.trimmed()
+
+
 def intersect(a: CharDFA, b: CharDFA, max_states: int = 100_000) -> CharDFA:
     """Product automaton: strings accepted by both."""
-    out = CharDFA()
-    index = {(a.start, b.start): out.add_state()}
-    todo = [(a.start, b.start)]
-    while todo:
-        p, q = todo.pop()
-        src = index[(p, q)]
-        if p in a.accepting and q in b.accepting:
-            out.accepting.add(src)
+    def successors(key):
+        p, q = key
         for lo1, hi1, t1 in a.edges[p]:
             for lo2, hi2, t2 in b.edges[q]:
                 lo, hi = max(lo1, lo2), min(hi1, hi2)
-                if lo > hi:
-                    continue
-                key = (t1, t2)
-                dst = index.get(key)
-                if dst is None:
-                    if out.size >= max_states:
-                        raise OverflowError(f"more than {max_states} states")
-                    dst = index[key] = out.add_state()
-                    todo.append(key)
-                out.edges[src].append((lo, hi, dst))
-    return out.trimmed()
+                if lo <= hi:
+                    yield lo, hi, (t1, t2)
+
+    return _build((a.start, b.start), lambda k: k[0] in a.accepting and k[1] in b.accepting, successors, max_states)
 
 
 def difference(a: CharDFA, b: CharDFA) -> CharDFA:
@@ -152,24 +160,12 @@ def difference(a: CharDFA, b: CharDFA) -> CharDFA:
 def with_length(dfa: CharDFA, min_len: int, max_len: int | None, max_states: int = 100_000) -> CharDFA:
     """Restrict to strings of ``min_len..max_len`` scalars (a counter that saturates at ``min_len``)."""
     cap = max_len if max_len is not None else min_len
-    out = CharDFA()
-    index = {(dfa.start, 0): out.add_state()}
-    todo = [(dfa.start, 0)]
-    while todo:
-        q, n = todo.pop()
-        src = index[(q, n)]
-        if q in dfa.accepting and n >= min_len:
-            out.accepting.add(src)
+
+    def successors(key):
+        q, n = key
         if max_len is not None and n >= max_len:
-            continue
-        m = min(n + 1, cap)
+            return
         for lo, hi, t in dfa.edges[q]:
-            key = (t, m)
-            dst = index.get(key)
-            if dst is None:
-                if out.size >= max_states:
-                    raise OverflowError(f"more than {max_states} states")
-                dst = index[key] = out.add_state()
-                todo.append(key)
-            out.edges[src].append((lo, hi, dst))
-    return out.trimmed()
+            yield lo, hi, (t, min(n + 1, cap))
+
+    return _build((dfa.start, 0), lambda k: k[0] in dfa.accepting and k[1] >= min_len, successors, max_states)

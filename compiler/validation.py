@@ -24,6 +24,7 @@ from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
 from compiler.keywords import TYPES, UNSUPPORTED
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
+from compiler import trampoline
 from compiler.regex import pattern_dfa
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
@@ -344,26 +345,11 @@ class Validator:
         problems = _json_problems(instance)
         if problems:
             return problems
-        return self._run(self._visit(instance, self.root, None))
+        return trampoline.run(self._visit(instance, self.root, None), lambda request: self._visit(*request))
 
     def is_valid(self, instance) -> bool:
         return not self.errors(instance)
 
-    def _run(self, generator) -> list[str]:
-        """Drive `_visit` generators on an explicit stack: each yield asks for a child's errors."""
-        stack = [generator]
-        value = None
-        while True:
-            try:
-                request = stack[-1].send(value)
-            except StopIteration as stop:
-                stack.pop()
-                if not stack:
-                    return stop.value
-                value = stop.value
-                continue
-            stack.append(self._visit(*request))
-            value = None
 
     def _visit(self, instance, schema, path):
         """Generator: yields ``(instance, schema, path)`` for each child check, returns the errors."""

@@ -8,6 +8,8 @@ meaning wherever one exists.
 
 from __future__ import annotations
 
+from compiler import trampoline
+
 __all__ = ["normalize_tool_schema"]
 
 NEVER = {"not": {}}
@@ -47,23 +49,9 @@ def normalize_tool_schema(schema):
     A schema with nothing to rewrite is returned as the same object. Deep schemas are walked with an
     explicit stack, never the Python call stack.
     """
-    return _run(_normalize(_as_object(schema) if isinstance(schema, bool) else schema))
+    return trampoline.run(_normalize(_as_object(schema) if isinstance(schema, bool) else schema), _normalize)
 
 
-def _run(generator):
-    """Drive `_normalize` generators on an explicit stack: each yield asks for a child's result."""
-    stack, value = [generator], None
-    while True:
-        try:
-            request = stack[-1].send(value)
-        except StopIteration as stop:
-            stack.pop()
-            if not stack:
-                return stop.value
-            value = stop.value
-            continue
-        stack.append(_normalize(request))
-        value = None
 
 
 def _normalize(node):
