@@ -28,8 +28,11 @@ class LazyDFA:
         self._accepting: list[bool] = []
         self._ids: dict[tuple[frozenset[Config], bool], int] = {}
         self._rows: list[list[int] | None] = []
-        self._table = np.full((64, 256), DEAD, dtype=np.int32)  # rows again, for vectorised walks
-        self._has_row = np.zeros(64, dtype=bool)
+        # The rows again, flat and shifted by one (entry (s + 1) * 256 + b holds successor + 1, and
+        # row 0 stands for DEAD, all zeros) so a vectorised walk needs no masking of dead states.
+        self._flat = np.zeros(65 * 256, dtype=np.int32)
+        self._has = np.zeros(65, dtype=bool)
+        self._has[0] = True
         self._lock = threading.Lock()
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([(root.start,)]))
@@ -72,27 +75,30 @@ class LazyDFA:
                 self._store(state, row)
         return row
 
+    def _grow(self, states: int) -> None:
+        """Room in the flat table for ``states`` states (doubling), so every state id indexes it."""
+        if states + 1 <= len(self._has):
+            return
+        grown = max(2 * len(self._has), states + 1)
+        flat = np.zeros(grown * 256, dtype=np.int32)
+        flat[: len(self._flat)] = self._flat
+        has = np.zeros(grown, dtype=bool)
+        has[: len(self._has)] = self._has
+        self._flat, self._has = flat, has
+
     def _store(self, state: int, row: list[int]) -> None:
-        if state >= len(self._has_row):
-            grown = max(2 * len(self._has_row), state + 1)
-            table = np.full((grown, 256), DEAD, dtype=np.int32)
-            table[: len(self._table)] = self._table
-            has = np.zeros(grown, dtype=bool)
-            has[: len(self._has_row)] = self._has_row
-            self._table, self._has_row = table, has
-        self._table[state] = row
-        self._has_row[state] = True
+        slot = state + 1
+        self._flat[slot * 256: slot * 256 + 256] = np.asarray(row, dtype=np.int32) + 1
+        self._has[slot] = True
         self._rows[state] = row
 
-    def table_for(self, states: np.ndarray) -> np.ndarray:
-        """The transition table (rows indexed by state), with rows present for all ``states`` >= 0."""
-        states = states[states >= 0]
-        n = len(self._has_row)
-        inside = states[states < n]
-        missing = np.concatenate([states[states >= n], inside[~self._has_row[inside]]])
-        for s in np.unique(missing).tolist():
-            self.row(s)
-        return self._table
+    def shifted_table(self, shifted: np.ndarray) -> np.ndarray:
+        """The flat shifted table, with rows present for every state in ``shifted`` (ids + 1)."""
+        has = self._has[shifted]
+        if not has.all():
+            for slot in np.unique(shifted[~has]).tolist():
+                self.row(slot - 1)
+        return self._flat
 
     # -- construction ------------------------------------------------------------------------
     def _depth_left(self, config: Config) -> int:
@@ -144,6 +150,7 @@ class LazyDFA:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
+            self._grow(sid + 1)
             self._ids[key] = sid
             self._kernels.append(kernel)
             self._accepting.append(accepting)

@@ -56,7 +56,7 @@ class VocabTrie:
                     self.children[node].append((b, nxt))
                 node = nxt
             self.ends[node].append(tid)
-        self.parent = [np.array(p, dtype=np.int64) for p in parents]
+        self.parent = [np.array(p, dtype=np.int32) for p in parents]
         self.byte = [np.array(b, dtype=np.int64) for b in bytes_at]
         end_nodes: list[list[int]] = [[] for _ in parents]
         end_ids: list[list[int]] = [[] for _ in parents]
@@ -64,7 +64,7 @@ class VocabTrie:
             for tid in tids:
                 end_nodes[depth_of[node]].append(index_in_level[node])
                 end_ids[depth_of[node]].append(tid)
-        self.end_nodes = [np.array(x, dtype=np.int64) for x in end_nodes]
+        self.end_nodes = [np.array(x, dtype=np.int32) for x in end_nodes]
         self.end_ids = [np.array(x, dtype=np.int64) for x in end_ids]
         self.subtree = [len(e) for e in self.ends]  # tokens at or below each node
         for node in range(len(self.children) - 1, -1, -1):
@@ -109,18 +109,18 @@ class VocabTrie:
         return out
 
     def _walk_levels(self, dfa: LazyDFA, state: int) -> np.ndarray:
-        states = np.array([state], dtype=np.int64)
+        """Level by level, every node's state is one gather from the shifted table (0 = dead)."""
+        states = np.array([state + 1], dtype=np.int32)
         found = []
         for d in range(1, len(self.parent)):
-            parent_states = states[self.parent[d]]
-            alive = parent_states >= 0
-            if not alive.any():
+            parents = states[self.parent[d]]
+            if not parents.any():
                 break
-            table = dfa.table_for(parent_states)
-            states = np.where(alive, table[np.where(alive, parent_states, 0), self.byte[d]], DEAD)
+            flat = dfa.shifted_table(parents)
+            states = flat[parents.astype(np.int64) * 256 + self.byte[d]]
             ends = self.end_nodes[d]
             if len(ends):
-                found.append(self.end_ids[d][states[ends] >= 0])
+                found.append(self.end_ids[d][states[ends] > 0])
         return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
