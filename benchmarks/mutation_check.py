@@ -41,7 +41,7 @@ MUTATIONS = [
      "ranges = list(_without_surrogates(ranges))", "ranges = list(ranges)"),
     ("any-root default changed to objects", "compiler/lower.py",
      'types = set(TYPES) - {"integer"}', 'types = {"object"}'),
-    ("any value without null", "compiler/lower.py",
+    ("any value without null", "compiler/containers.py",
      'for kind in ("null", "boolean", "number", "string", "array"):', 'for kind in ("boolean", "number", "string", "array"):'),
     ("false root treated as any", "compiler/lower.py",
      "            return self.never(slot, \"'false' schema\")",

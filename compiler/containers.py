@@ -1,0 +1,214 @@
+"""Lowering of objects and arrays, the free "any value", and the whitespace between tokens."""
+
+from __future__ import annotations
+
+from . import chardfa
+from .context import WHITESPACE, Slot, count_of
+from .errors import InvalidSchema, UnsupportedKeyword
+from .merge import both
+from .refs import child
+from .regex import pattern_dfa
+
+
+class ContainerLowering:
+    """Mixin of ``Lowering``: arrays and objects count their items in a grid of states and call
+    one fragment per member, so an item's schema is lowered once whatever the count."""
+
+    def lower_array(self, rules, slot, src, dst):
+        prefix, items = rules.get("prefixItems"), rules.get("items", True)
+        if isinstance(items, list):  # draft 7 tuple form
+            prefix, items = items, rules.get("additionalItems", True)
+            item_slot = slot.at("additionalItems")
+        else:
+            item_slot = slot.at("items")
+        prefix = prefix or []
+        lo, hi = count_of(rules, "minItems", slot), count_of(rules, "maxItems", slot)
+        if hi is not None and lo > hi:
+            self.never(slot, "minItems above maxItems")
+            return
+        cap = hi if hi is not None else max(1, lo, len(prefix))
+        counts = [self.state(src) for _ in range(cap + 1)]
+        self.prog.text(src, b"[", counts[0])
+        end = self.state(src)
+        for n, here in enumerate(counts):
+            if n >= lo:
+                self.ws(here, end)
+            if hi is not None and n >= hi:
+                continue
+            schema, where = (prefix[n], slot.at("prefixItems" if "prefixItems" in rules else "items", n)) if n < len(prefix) else (items, item_slot)
+            if schema is False:
+                continue
+            start = self.state(src)
+            if n:
+                self.comma(here, start)
+            else:
+                self.ws(here, start)
+            self.call(schema, where, start, counts[min(n + 1, cap)])
+        self.prog.text(end, b"]", dst)
+
+    def lower_object(self, rules, slot, src, dst):
+        props = rules.get("properties", {})
+        if rules.get("_absent"):  # 'not required': the name may not appear at all
+            props = {**props, **{name: False for name in rules["_absent"]}}
+        patterns = rules.get("patternProperties", {})
+        extra = rules.get("additionalProperties", False if self.options.strict else True)
+        required = rules.get("required", [])
+        if not isinstance(props, dict) or not isinstance(patterns, dict) or not isinstance(required, list):
+            raise InvalidSchema(slot.pointer, "properties/patternProperties must be objects and required an array", slot.via)
+        lo, hi = count_of(rules, "minProperties", slot), count_of(rules, "maxProperties", slot)
+        pattern_dfas = []
+        for p, sub in patterns.items():
+            pattern_dfas.append((pattern_dfa(p, child(slot.pointer, "patternProperties", p)), sub, slot.at("patternProperties", p)))
+        members = []  # (name, schema, slot, required)
+        for name, sub in props.items():
+            hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
+            for s, ps in hits:
+                sub = self.meet(sub, s, ps) if isinstance(sub, dict) else (False if sub is False else s)
+            members.append((name, sub, slot.at("properties", name), name in required))
+        for name in required:
+            if not isinstance(name, str):
+                raise InvalidSchema(child(slot.pointer, "required"), "required names must be strings", slot.via)
+            if name in props:
+                continue
+            hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
+            sub, where = (hits[0] if len(hits) == 1 else (extra, slot.at("additionalProperties")))
+            if len(hits) > 1:
+                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "a required name matching several patterns", slot.via)
+            members.append((name, sub, where, True))
+        for name, sub, where, req in members:
+            if req and sub is False:
+                self.never(slot, f"required property {name!r} can never be valid")
+                return
+        names = {m[0] for m in members}
+        keys = self.additional_keys(names, pattern_dfas, extra, slot)
+        n_min = sum(1 for m in members if m[3])
+        if hi is not None and (lo > hi or n_min > hi):
+            self.never(slot, "more properties required than maxProperties allows")
+            return
+        cap = max(1, lo) if hi is None else hi
+        grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
+        self.prog.text(src, b"{", grid[0][0])
+        end = self.state(src)
+        for i, (name, sub, where, req) in enumerate(members):
+            member = None if sub is False else self.member(lambda a, b, n=name: self.literal_string([n], a, b), sub, where)
+            for c in range(cap + 1):
+                if not req:
+                    self.prog.epsilon(grid[i][c], grid[i + 1][c])
+                if member is not None and (hi is None or c < hi):
+                    self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
+        last = grid[-1]
+        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
+        for c in range(cap + 1):
+            if c >= lo:
+                self.ws(last[c], end)
+            if hi is not None and c >= hi:
+                continue
+            for member in extras:
+                self.next_member(last[c], c, member, last[min(c + 1, cap)])
+        self.prog.text(end, b"}", dst)
+
+    def member(self, key, sub, where: Slot) -> int:
+        """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""
+        frag = self.prog.new_fragment(counted=False)
+        f = self.prog.fragments[frag]
+        key_end, val = self.prog.new_state(frag), self.prog.new_state(frag)
+        key(f.start, key_end)
+        self.colon(key_end, val)
+        self.call(sub, where, val, f.final)
+        return frag
+
+    def next_member(self, src: int, count: int, member: int, dst: int) -> None:
+        start = self.state(src)
+        self.separator(src, start, count)
+        self.prog.call(start, member, dst)
+
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
+        """(key fragment, value schema, slot) for keys beyond the declared names.
+
+        The keys are split into regions by which patterns they match; a key matching several
+        patterns must satisfy all their schemas, one matching none the additionalProperties schema.
+        """
+        cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas))
+        regions = self._regions.get(cache_key)
+        if regions is None:
+            regions = self._regions[cache_key] = self.key_regions(names, [d for d, _, _ in pattern_dfas], slot)
+        out = []
+        for i, (keys, hits) in enumerate(regions):
+            subs = [pattern_dfas[h][1:] for h in hits]
+            if not subs:
+                if extra is not False:
+                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                                extra, slot.at("additionalProperties")))
+                continue
+            schema = subs[0][0]
+            for sub, _ in subs[1:]:
+                schema = both(schema, sub)
+            if schema is not False:
+                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                            schema, subs[0][1]))
+        return out
+
+    def key_regions(self, names, dfas, slot: Slot):
+        """Keys other than ``names``, split by which pattern automata they match: (automaton, indexes)."""
+        regions = [(chardfa.complement(chardfa.literal_strings(names)), [])]
+        for index, d in enumerate(dfas):
+            refined = []
+            for keys, hits in regions:
+                inside, outside = chardfa.intersect(keys, d), chardfa.difference(keys, d)
+                if inside.accepting:
+                    refined.append((inside, hits + [index]))
+                if outside.accepting:
+                    refined.append((outside, hits))
+            regions = refined
+            if len(regions) > 32:
+                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties",
+                                         "more than 32 overlapping pattern regions", slot.via)
+        return regions
+
+    def any_value(self, src: int, dst: int) -> None:
+        """Any JSON value: a shared recursive fragment (its nesting counts against ``max_depth``)."""
+        self.prog.call(src, self.shared("any", self._build_any), dst)
+
+    def _build_any(self, src: int, dst: int) -> None:
+        for kind in ("null", "boolean", "number", "string", "array"):
+            getattr(self, "lower_" + kind)({}, Slot(""), src, dst)
+        self.lower_object({"additionalProperties": True}, Slot(""), src, dst)
+
+    def ws(self, src: int, dst: int) -> None:
+        mode = self.options.whitespace
+        if mode == "compact":
+            self.prog.epsilon(src, dst)
+        elif mode == "flexible":
+            loop = self.state(src)
+            self.prog.epsilon(src, loop)
+            for b in WHITESPACE:
+                self.prog.byte(loop, b, b, loop)
+            self.prog.epsilon(loop, dst)
+        else:
+            cur = src
+            for _ in range(self.options.max_whitespace):
+                self.prog.epsilon(cur, dst)
+                nxt = self.state(src)
+                for b in WHITESPACE:
+                    self.prog.byte(cur, b, b, nxt)
+                cur = nxt
+            self.prog.epsilon(cur, dst)
+
+    def punct(self, src: int, char: bytes, dst: int) -> None:
+        a, b = self.state(src), self.state(src)
+        self.ws(src, a)
+        self.prog.text(a, char, b)
+        self.ws(b, dst)
+
+    def comma(self, src: int, dst: int) -> None:
+        self.punct(src, b",", dst)
+
+    def colon(self, src: int, dst: int) -> None:
+        self.punct(src, b":", dst)
+
+    def separator(self, src: int, dst: int, count: int) -> None:
+        """Before a member: whitespace after ``{``, or a comma after an earlier member."""
+        if count:
+            self.comma(src, dst)
+        else:
+            self.ws(src, dst)

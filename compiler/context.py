@@ -1,0 +1,58 @@
+"""What every lowering step carries: the compile options and where in the schema it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidSchema, SchemaTooComplex, describe_pointer
+from .refs import child
+
+WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
+
+
+@dataclass(frozen=True)
+class Options:
+    whitespace: str = "bounded"  # "compact" | "bounded" | "flexible"
+    max_whitespace: int = 4  # consecutive whitespace characters in "bounded" mode
+    strict: bool = False  # additionalProperties absent means false
+    max_depth: int = 10  # recursive frames ($ref cycles, nested free JSON)
+    max_states: int = 500_000
+    max_seconds: float = 20.0
+
+    def __post_init__(self):
+        if self.whitespace not in ("compact", "bounded", "flexible"):
+            raise ValueError(f"whitespace must be 'compact', 'bounded' or 'flexible', not {self.whitespace!r}")
+        for name in ("max_whitespace", "max_depth", "max_states"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+
+
+@dataclass
+class Slot:
+    """Where a subschema sits: its JSON pointer and the ``$ref`` chain that led there."""
+
+    pointer: str
+    via: tuple[str, ...] = ()
+
+    def at(self, *segments) -> "Slot":
+        return Slot(child(self.pointer, *segments), self.via)
+
+
+
+
+def where(slot: Slot) -> str:
+    return describe_pointer(slot.pointer, slot.via)
+
+
+def count_of(rules: dict, name: str, slot: Slot) -> int | None:
+    value = rules.get(name)
+    if value is None:
+        return 0 if name.startswith("min") else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
+    if value > 100_000:
+        raise SchemaTooComplex(child(slot.pointer, name), f"{name} of {value} is above the limit of 100000", slot.via)
+    return value

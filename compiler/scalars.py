@@ -1,0 +1,155 @@
+"""Lowering of scalar values: null, booleans, numbers and strings (scalar automata to bytes)."""
+
+from __future__ import annotations
+
+import json
+
+from . import chardfa
+from .chardfa import CharDFA
+from .context import where
+from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable
+from .formats import format_dfa
+from .merge import json_in
+from .numbers import number_dfa
+from .refs import child
+from .regex import pattern_dfa
+from .strings import add_paths, ascii_raw, scalar_paths
+
+
+class ScalarLowering:
+    """Mixin of ``Lowering``: one method per scalar type, and the scalar-automaton lowering."""
+
+    def lower_null(self, rules, slot, src, dst):
+        if not json_in(None, rules.get("_not_values", ())):
+            self.prog.text(src, b"null", dst)
+
+    def lower_boolean(self, rules, slot, src, dst):
+        for value in (True, False):
+            if not json_in(value, rules.get("_not_values", ())):
+                self.prog.text(src, json.dumps(value).encode(), dst)
+
+    def lower_integer(self, rules, slot, src, dst):
+        """An integer is an integral number: written ``7``, or as a decimal with a zero fraction ``7.0``."""
+        k = rules.get("multipleOf")
+        step = 1 if k is None else _integer_step(k, child(slot.pointer, "multipleOf"), slot.via)
+        self.lower_number({**rules, "multipleOf": step}, slot, src, dst)
+
+    def lower_number(self, rules, slot, src, dst):
+        lo, hi = rules.get("minimum"), rules.get("maximum")
+        xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
+        if isinstance(xlo, bool):  # draft 4: a flag on minimum
+            xlo, lo = (lo, None) if xlo else (None, lo)
+        if isinstance(xhi, bool):
+            xhi, hi = (hi, None) if xhi else (None, hi)
+        excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        key = ("number", _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
+               tuple(map(_num_key, excluded)))
+        try:
+            frag = self._shared.get(key)
+            if frag is None:
+                dfa = number_dfa(False, minimum=lo, maximum=hi, exclusive_minimum=xlo,
+                                 exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
+                for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ...
+                    dfa = chardfa.difference(dfa, number_dfa(False, minimum=v, maximum=v))
+                if not dfa.accepting:
+                    raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
+                frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
+        except Unsatisfiable as exc:
+            self.never(slot, exc.reason)
+            return
+        except SchemaError as exc:
+            exc.via = slot.via
+            raise
+        self.prog.call(src, frag, dst)
+
+    def lower_string(self, rules, slot, src, dst):
+        patterns = rules.get("pattern", ())
+        formats = rules.get("format", ())
+        patterns = patterns if isinstance(patterns, tuple) else (patterns,)
+        formats = formats if isinstance(formats, tuple) else (formats,)
+        lo, hi = rules.get("minLength", 0), rules.get("maxLength")
+        for name, bound in (("minLength", lo), ("maxLength", hi)):
+            if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 0):
+                if not (isinstance(bound, float) and bound.is_integer() and bound >= 0):
+                    raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
+        lo, hi = int(lo), None if hi is None else int(hi)
+        dfa: CharDFA | None = None
+        try:
+            for p in patterns:
+                if not isinstance(p, str):
+                    raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
+                pd = pattern_dfa(p, child(slot.pointer, "pattern"))
+                dfa = pd if dfa is None else chardfa.intersect(dfa, pd)
+            for f in formats:
+                fd = format_dfa(f) if isinstance(f, str) else None
+                if fd is None:
+                    self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
+                    continue
+                dfa = fd if dfa is None else chardfa.intersect(dfa, fd)
+            excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, str)]
+            if excluded:
+                dfa = chardfa.difference(dfa or chardfa.any_string(), chardfa.literal_strings(excluded))
+            for p in rules.get("_not_patterns", ()):
+                dfa = chardfa.difference(dfa or chardfa.any_string(), pattern_dfa(p, child(slot.pointer, "not", "pattern")))
+            if dfa is None and lo == 0 and hi is None:
+                self.prog.call(src, self.shared("string", self.free_string), dst)
+                return
+            dfa = dfa or chardfa.any_string()
+            if lo or hi is not None:
+                dfa = chardfa.with_length(dfa, lo, hi)
+        except OverflowError as exc:
+            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
+        except SchemaError as exc:
+            exc.via = slot.via
+            raise
+        if dfa.is_empty:
+            self.never(slot, "no string satisfies pattern/format/length")
+            return
+        self.quoted(dfa, src, dst, literal=False)
+
+    def quoted(self, dfa: CharDFA, src: int, dst: int, literal: bool) -> None:
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.lower_chardfa(dfa, open_, close, literal)
+        self.prog.text(close, b'"', dst)
+
+    def free_string(self, src: int, dst: int) -> None:
+        self.quoted(chardfa.any_string(), src, dst, literal=False)
+
+    def lower_chardfa(self, dfa: CharDFA, src: int, dst: int, literal: bool | None) -> None:
+        """Scalar automaton to bytes: ``literal=None`` means ASCII only, scalars are bytes as they are."""
+        states = [self.state(src) for _ in range(dfa.size)]
+        self.prog.epsilon(src, states[dfa.start])
+        for q in dfa.accepting:
+            self.prog.epsilon(states[q], dst)
+        for q, row in enumerate(dfa.edges):
+            by_target: dict[int, list[tuple[int, int]]] = {}
+            for lo, hi, t in row:
+                by_target.setdefault(t, []).append((lo, hi))
+            for t, ranges in by_target.items():
+                a, b = states[q], states[t]
+                if literal is None:
+                    for lo, hi in ranges:
+                        self.prog.byte(a, lo, hi, b)
+                    continue
+                rest = tuple(ranges)
+                for lo, hi in ascii_raw(rest):
+                    self.prog.byte(a, lo, hi, b)
+                if literal:  # one scalar: its few other spellings inline
+                    add_paths(self.prog, a, b, scalar_paths(rest, True, raw_ascii=False))
+                else:  # escapes and multi-byte forms: one shared fragment per scalar set
+                    frag = self.shared(("scalar", rest), lambda x, y, r=rest: add_paths(self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
+                    self.prog.call(a, frag, b)
+
+
+def _integer_step(k, pointer: str, via) -> int:
+    """The multiples of ``k`` that are integers are the multiples of its reduced numerator."""
+    from fractions import Fraction
+
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+        raise InvalidSchema(pointer, "multipleOf must be a number above 0", via)
+    return Fraction(repr(k) if isinstance(k, float) else k).numerator
+
+
+def _num_key(v):
+    return None if v is None else (type(v).__name__, repr(v))
