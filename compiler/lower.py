@@ -35,7 +35,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         self.warnings: list[str] = []
         self.reasons: list[tuple[Slot, str]] = []  # why parts of the schema can never match
-        self._fragments: dict[int, int] = {}
+        self._fragments: dict[object, int] = {}
         self._keep: list[object] = []  # merged schemas, kept alive so their ids stay unique
         self._queue: list[tuple[int, object, Slot]] = []
         self._shared: dict[object, int] = {}
@@ -66,7 +66,8 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     def fragment(self, schema, slot: Slot) -> int:
         """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""
-        key = id(schema)
+        key = _content_key(schema) if not self.doc.has_ids else None
+        key = key or id(schema)
         frag = self._fragments.get(key)
         if frag is None:
             frag = self.prog.new_fragment()
@@ -368,3 +369,15 @@ def _plain_schema(rules: dict) -> dict:
     if extra:
         out["allOf"] = extra
     return out
+
+
+def _content_key(schema) -> str | None:
+    """Flat schemas (no nested schema) that are equal share one fragment: ``{"format": "hostname"}``
+    written twice is lowered once."""
+    if not isinstance(schema, dict) or any(isinstance(v, dict) or isinstance(v, list) and any(
+            isinstance(x, (dict, list)) for x in v) for v in schema.values()):
+        return None
+    try:
+        return json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return None

@@ -109,6 +109,11 @@ class SchemaDocument:
         self._base_cache: dict[str, str] = {}
         self._index()
 
+    @property
+    def has_ids(self) -> bool:
+        """Whether any subschema sets a base URI (then a ``$ref`` means different things in different places)."""
+        return len(self._resources) > 1
+
     # -- indexing --------------------------------------------------------------------------
 
     def _own_id(self, node: dict):
