@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automaton.dfa import DEAD
+from automaton.dfa import DEAD, AutomatonTooLarge
 from automaton.index import token_index
 
 log = logging.getLogger("constrain")
@@ -70,7 +70,11 @@ class RowTracker:
         if token in self.vocab.eos_ids and dfa.is_accepting(row.state):
             return Row(row.state, FINISHED)
         data = self.vocab.token_bytes[token] if 0 <= token < len(self.vocab.token_bytes) else None
-        nxt = dfa.walk(data, row.state) if data else DEAD
+        try:
+            nxt = dfa.walk(data, row.state) if data else DEAD
+        except AutomatonTooLarge as exc:  # a limit, not a bug in the caller: end the row cleanly
+            log.error("constrain: %s; allowing only EOS from here.", exc)
+            return Row(row.state, WEDGED)
         if nxt == DEAD:
             log.error("constrain: sampled token %d (%r) cannot follow automaton state %d after %d tokens; "
                       "the mask was bypassed. Keeping the last valid state and allowing only EOS.",
@@ -81,4 +85,8 @@ class RowTracker:
     def mask(self, row: Row) -> np.ndarray:
         if row.status != OK:
             return self.index.eos_only
-        return self.index.mask(row.state)
+        try:
+            return self.index.mask(row.state)
+        except AutomatonTooLarge as exc:
+            log.error("constrain: %s; allowing only EOS from here.", exc)
+            return self.index.eos_only
