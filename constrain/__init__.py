@@ -1,7 +1,8 @@
 """constrain: JSON Schema to a byte automaton to token masks, so a model's output always validates.
 
-The public API is small: ``compile`` a schema into a ``Grammar``; for providers that cannot take
-masks, ``validate``, ``generate_json`` and the schema helpers.
+The public API is small: ``compile`` a schema into a ``Grammar``; a ``Vocabulary`` and a ``Matcher``
+for token masks (processors in ``constrain.hf`` and ``constrain.llama_cpp``); for providers that
+cannot take masks, ``validate``, ``generate_json`` and the schema helpers.
 """
 
 from compiler.errors import (
@@ -11,6 +12,8 @@ from compiler.errors import (
     Unsatisfiable,
     UnsupportedKeyword,
 )
+from automaton.matcher import Matcher
+from automaton.vocab import Vocabulary
 from compiler.grammar import Grammar, compile
 
 from .repair import RepairFailed, describe_shape, generate_json
@@ -21,6 +24,8 @@ from .validate import validate
 __all__ = [
     "compile",
     "Grammar",
+    "Vocabulary",
+    "Matcher",
     "SchemaError",
     "InvalidSchema",
     "UnsupportedKeyword",
