@@ -977,8 +977,7 @@ def print_token_report(by_engine: dict[str, list[SchemaResult]], versions: dict[
     p = lambda *a: print(*a, file=out)  # noqa: E731
     summaries = {name: summarise_tokens(results, versions.get(name, "")) for name, results in by_engine.items()}
     schemas = max(s["schemas"] for s in summaries.values())
-    tests = max(s["tests"] for s in summaries.values())
-    p(f"\n== MaskBench token protocol: {schemas} schemas, {tests} test instances, Llama 3 "
+    p(f"\n== MaskBench token protocol: {schemas} schemas, Llama 3 "
       f"tokenizer (llama.cpp llama-bpe, 128256 ids, EOS <|eot_id|>); one engine at a time, single-threaded ==")
     p("Outcomes under MaskBench's protocol: a valid instance passes when every token is allowed, an invalid one "
       "when some token is refused (the end state is not checked).")
@@ -999,12 +998,12 @@ def print_token_report(by_engine: dict[str, list[SchemaResult]], versions: dict[
           + " |" + "".join(f"{_cell(b[f'p{q:g}']):>7}" for q in PERCENTILES) + f" |{b['n']:>8}")
     p("\nStricter protocol (what generation needs): after the last token of a valid instance the mask must allow EOS; "
       "an invalid instance whose tokens are all allowed passes only if EOS is then refused.")
-    p(f"{'engine':<22}{'schemas':>8}{'passing':>8}{'valid.err':>10}{'invalid.err':>12}   instances: valid refused (EOS only), "
-      f"invalid accepted (MaskBench only), mask/advance disagreements")
+    p(f"{'engine':<22}{'schemas':>8}{'passing':>8}{'valid.err':>10}{'invalid.err':>12}   instances checked: valid refused "
+      f"(EOS only), invalid accepted (MaskBench only), mask/advance disagreements")
     for name, s in summaries.items():
         o = s["strict_outcomes"]
         p(f"{name:<22}{s['schemas']:>8}{o['passing']:>8}{o['validation_error']:>10}{o['invalidation_error']:>12}   "
-          f"{s['valid_refused'] + s['valid_eos_refused']} ({s['valid_eos_refused']}), "
+          f"{s['tests']}: {s['valid_refused'] + s['valid_eos_refused']} ({s['valid_eos_refused']}), "
           f"{s['invalid_accepted'] + s['invalid_accepted_maskbench_only']} ({s['invalid_accepted_maskbench_only']}), "
           f"{s['mismatches']}" + (f"; {s['skipped']} instances not tokenizable" if s["skipped"] else ""))
 
