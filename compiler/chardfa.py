@@ -68,7 +68,17 @@ class CharDFA:
 
     @property
     def is_empty(self) -> bool:
-        return not self.trimmed().accepting
+        """No accepting state is reachable (a forward search; nothing is rebuilt)."""
+        seen, todo = {self.start}, [self.start]
+        while todo:
+            q = todo.pop()
+            if q in self.accepting:
+                return False
+            for _, _, t in self.edges[q]:
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return True
 
 
 def any_string() -> CharDFA:
