@@ -7,8 +7,8 @@ import json
 from . import chardfa
 from .chardfa import CharDFA
 from .context import where
-from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable
-from .formats import format_dfa
+from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
+from .formats import CHECKED_BUT_OPEN, format_dfa
 from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
@@ -29,12 +29,11 @@ class ScalarLowering:
                 self.prog.text(src, json.dumps(value).encode(), dst)
 
     def lower_integer(self, rules, slot, src, dst):
-        """An integer is an integral number: written ``7``, or as a decimal with a zero fraction ``7.0``."""
-        k = rules.get("multipleOf")
-        step = 1 if k is None else _integer_step(k, child(slot.pointer, "multipleOf"), slot.via)
-        self.lower_number({**rules, "multipleOf": step}, slot, src, dst)
+        """Integers are written without fraction or exponent: ``7``, never ``7.0`` (as MaskBench's
+        labels and Rust's jsonschema read it; python-jsonschema would also take ``7.0``)."""
+        self.lower_number(rules, slot, src, dst, integer=True)
 
-    def lower_number(self, rules, slot, src, dst):
+    def lower_number(self, rules, slot, src, dst, integer=False):
         lo, hi = rules.get("minimum"), rules.get("maximum")
         xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
         if isinstance(xlo, bool):  # draft 4: a flag on minimum
@@ -42,15 +41,15 @@ class ScalarLowering:
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        key = ("number", _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
+        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
                tuple(map(_num_key, excluded)))
         try:
             frag = self._shared.get(key)
             if frag is None:
-                dfa = number_dfa(False, minimum=lo, maximum=hi, exclusive_minimum=xlo,
+                dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo,
                                  exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
                 for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ...
-                    dfa = chardfa.difference(dfa, number_dfa(False, minimum=v, maximum=v))
+                    dfa = chardfa.difference(dfa, number_dfa(integer, minimum=v, maximum=v))
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
@@ -81,6 +80,9 @@ class ScalarLowering:
                 pd = pattern_dfa(p, child(slot.pointer, "pattern"))
                 dfa = pd if dfa is None else chardfa.intersect(dfa, pd)
             for f in formats:
+                if f in CHECKED_BUT_OPEN:  # validators check it: passing it unchecked would be unsound
+                    raise UnsupportedKeyword(child(slot.pointer, "format"), "format",
+                                             f"format {f!r} is not enforced", slot.via)
                 fd = format_dfa(f) if isinstance(f, str) else None
                 if fd is None:
                     self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
@@ -140,15 +142,6 @@ class ScalarLowering:
                 else:  # escapes and multi-byte forms: one shared fragment per scalar set
                     frag = self.shared(("scalar", rest), lambda x, y, r=rest: add_paths(self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
                     self.prog.call(a, frag, b)
-
-
-def _integer_step(k, pointer: str, via) -> int:
-    """The multiples of ``k`` that are integers are the multiples of its reduced numerator."""
-    from fractions import Fraction
-
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
-        raise InvalidSchema(pointer, "multipleOf must be a number above 0", via)
-    return Fraction(repr(k) if isinstance(k, float) else k).numerator
 
 
 def _num_key(v):

