@@ -13,7 +13,7 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa
-from .strings import add_paths, ascii_raw, scalar_paths
+from .strings import add_paths, ascii_raw, scalar_paths, split_ascii
 
 
 class ScalarLowering:
@@ -139,9 +139,12 @@ class ScalarLowering:
                     self.prog.byte(a, lo, hi, b)
                 if literal:  # one scalar: its few other spellings inline
                     add_paths(self.prog, a, b, scalar_paths(rest, True, raw_ascii=False))
-                else:  # escapes and multi-byte forms: one shared fragment per scalar set
-                    frag = self.shared(("scalar", rest), lambda x, y, r=rest: add_paths(self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
-                    self.prog.call(a, frag, b)
+                else:  # escapes and multi-byte forms: shared fragments, split at ASCII so the
+                    # big non-ASCII part (the same in almost every set) is built once per schema
+                    for part in split_ascii(rest):
+                        frag = self.shared(("scalar", part), lambda x, y, r=part: add_paths(
+                            self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
+                        self.prog.call(a, frag, b)
 
 
 def _num_key(v):
