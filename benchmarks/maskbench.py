@@ -715,6 +715,18 @@ class SchemaResult:
     cold: bytes = field(default=b"", repr=False)  # constrain: per TBM sample, 1 when the state's mask was not cached
 
 
+def _await(worker, timeout, what: str, doing: str, res):
+    """The worker's next answer, or None with ``res`` marked as a time-out or a crash."""
+    tag, info = worker.receive(timeout)
+    if tag == "timeout":
+        res.outcome, res.message = "timeout", f"{what} over {timeout} s (worker killed)"
+        return None
+    if tag == "died":
+        res.message = f"worker died while {doing} (exit code {info})"
+        return None
+    return info
+
+
 def run_schema(worker: Worker, path: Path, mode: str, timeout: float, engine: str = "constrain",
                check_timeout: float | None = None) -> SchemaResult:
     res = SchemaResult(path.name, "crash", engine)
@@ -726,12 +738,8 @@ def run_schema(worker: Worker, path: Path, mode: str, timeout: float, engine: st
     if info["kind"] != "ok":
         res.error, res.message, res.where = info.get("error"), info.get("message"), info.get("where")
         return res
-    tag, info = worker.receive(timeout)
-    if tag == "timeout":
-        res.outcome, res.message = "timeout", f"compile over {timeout} s (worker killed)"
-        return res
-    if tag == "died":
-        res.message = f"worker died while compiling (exit code {info})"
+    info = _await(worker, timeout, "compile", "compiling", res)
+    if info is None:
         return res
     res.compile_ms, res.compile_details = info.get("compile_ms"), info.get("details") or {}
     if info["kind"] != "ok":
@@ -741,12 +749,8 @@ def run_schema(worker: Worker, path: Path, mode: str, timeout: float, engine: st
         return res
     res.compiled = True
     check_timeout = timeout if check_timeout is None else check_timeout
-    tag, info = worker.receive(check_timeout)
-    if tag == "timeout":
-        res.outcome, res.message = "timeout", f"checks over {check_timeout} s (worker killed)"
-        return res
-    if tag == "died":
-        res.message = f"worker died while checking (exit code {info})"
+    info = _await(worker, check_timeout, "checks", "checking", res)
+    if info is None:
         return res
     res.check_ms = info.get("check_ms")
     if info["kind"] != "ok":
@@ -865,15 +869,8 @@ def print_report(results: list[SchemaResult], out=sys.stdout) -> dict:
     p(f"  compile ms (compile + first byte row, compiled schemas): p50 {c['p50']:.1f}  p90 {c['p90']:.1f}  "
       f"p99 {c['p99']:.1f}  max {c['max']:.1f}")
 
-    errors = [r for r in results if r.outcome == "compile_error"]
-    if errors:
-        p("\n-- compile errors by class: " + ", ".join(f"{k} {v}" for k, v in Counter(r.error for r in errors).most_common()))
-        kw = Counter(r.keyword for r in errors if r.error == "UnsupportedKeyword")
-        if kw:
-            p("-- UnsupportedKeyword by keyword: " + ", ".join(f"{k} {v}" for k, v in kw.most_common()))
-        p("-- top 15 compile-error messages (pointers stripped):")
-        for msg, k in Counter(_message_key(r.message) for r in errors).most_common(15):
-            p(f"  {k:>5}  {_short(msg, 150)}")
+    p("")
+    _print_compile_errors(p, results, 15, "  ")
     crashes: dict[tuple, list[str]] = defaultdict(list)
     for r in results:
         if r.outcome == "crash":
@@ -928,6 +925,20 @@ def print_report(results: list[SchemaResult], out=sys.stdout) -> dict:
       f"{o['timeout']} time-outs, {o['crash']} crashes, {s['traps']} traps; "
       f"compile p50 {c['p50']:.1f} ms, p99 {c['p99']:.1f} ms")
     return s
+
+
+def _print_compile_errors(p, results, top: int, indent: str) -> None:
+    """Compile errors by class, UnsupportedKeyword by keyword, then the most common messages."""
+    errors = [r for r in results if r.outcome == "compile_error"]
+    if not errors:
+        return
+    p("-- compile errors by class: " + ", ".join(f"{k} {v}" for k, v in Counter(r.error for r in errors).most_common()))
+    kw = Counter(r.keyword for r in errors if r.error == "UnsupportedKeyword")
+    if kw:
+        p("-- UnsupportedKeyword by keyword: " + ", ".join(f"{k} {v}" for k, v in kw.most_common()))
+    p(f"-- top {top} compile-error messages (pointers stripped):")
+    for msg, k in Counter(_message_key(r.message) for r in errors).most_common(top):
+        p(f"{indent}{k:>5}  {_short(msg, 150)}")
 
 
 def _message_key(message: str | None) -> str:
@@ -1024,14 +1035,7 @@ def _print_engine_details(name: str, results: list[SchemaResult], s: dict, p, fu
     timeouts = [r for r in results if r.outcome == "timeout"]
     if timeouts:
         p(f"-- time-outs: {len(timeouts)}: " + ", ".join(f"{r.file} ({r.message})" for r in timeouts[:limit]))
-    errors = [r for r in results if r.outcome == "compile_error"]
-    if errors:
-        p("-- compile errors by class: " + ", ".join(f"{k} {v}" for k, v in Counter(r.error for r in errors).most_common()))
-        kw = Counter(r.keyword for r in errors if r.error == "UnsupportedKeyword")
-        if kw:
-            p("   UnsupportedKeyword by keyword: " + ", ".join(f"{k} {v}" for k, v in kw.most_common()))
-        for msg, k in Counter(_message_key(r.message) for r in errors).most_common(10 if full else 3):
-            p(f"   {k:>5}  {_short(msg, 150)}")
+    _print_compile_errors(p, results, 10 if full else 3, "   ")
     mism = [(r, f) for r in results for f in r.mismatches]
     if mism:
         p(f"-- MASK/ADVANCE DISAGREEMENTS (token allowed by the mask, refused by advance): {len(mism)}")

@@ -1,22 +1,16 @@
 """The official JSON-Schema-Test-Suite through the compiler: no invalid instance is ever accepted."""
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import pytest
+
+import benchmark_scripts
 
 SUITE = os.environ.get("JSON_SCHEMA_TEST_SUITE")
 
 
 def _load_runner():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "conformance.py"
-    spec = importlib.util.spec_from_file_location("benchmarks_conformance", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("conformance")
 
 
 @pytest.mark.skipif(not SUITE, reason="set JSON_SCHEMA_TEST_SUITE to a JSON-Schema-Test-Suite checkout to run it")

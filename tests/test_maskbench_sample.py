@@ -1,23 +1,18 @@
 """A sample of MaskBench's real-world schemas: no invalid instance accepted, no trap state."""
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
+
+import benchmark_scripts
 
 MASKBENCH = os.environ.get("MASKBENCH_DIR")
 SAMPLE_SIZE = 100
 
 
 def _load_runner():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "maskbench.py"
-    spec = importlib.util.spec_from_file_location("benchmarks_maskbench", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("maskbench")
 
 
 def _sample():
