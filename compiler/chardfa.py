@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 MAX_SCALAR = 0x10FFFF
 
-Range = tuple[int, int]  # inclusive scalar range
 
 
 @dataclass

@@ -97,7 +97,7 @@ def _normalize(node):
             if new is not value:
                 put(key, new)
         elif key == "items" and isinstance(value, list):  # draft 4-2019 tuple form
-            new = yield from _each(value, keep_positions=True)
+            new = yield from _each(value)  # no keyword: every position is kept
             if new is not value:
                 put(key, new)
         elif key in _LISTS and isinstance(value, list):
@@ -153,7 +153,7 @@ def _map(value: dict):
     return value if out is None else out
 
 
-def _each(branches: list, keyword: str = "", keep_positions: bool = False):
+def _each(branches: list, keyword: str = ""):
     out, changed = [], False
     for sub in branches:
         if sub is True and keyword == "allOf":
