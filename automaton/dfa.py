@@ -59,6 +59,10 @@ class LazyDFA:
             s = row[b]
         return s
 
+    def configurations(self, state: int) -> frozenset[Config]:
+        """The call stacks that ``state`` stands for (those that can read a next byte)."""
+        return self._kernels[state]
+
     @property
     def num_states(self) -> int:
         return len(self._kernels)

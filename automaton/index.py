@@ -1,13 +1,9 @@
 """Token masks per automaton state: computed lazily, cached, shared by every matcher of a grammar.
 
-The vocabulary is a byte trie, stored two ways (built once per vocabulary and shared):
-- as nested lists, walked in Python with pruning: a state that admits few first bytes (``{``, a
-  digit, the next letter of a key) touches a few hundred nodes and costs microseconds;
-- as one array per depth (each node's parent and byte), walked with numpy: the successor states of
-  a whole level of the trie are one gather from the automaton's transition table, so a state that
-  admits most of the vocabulary (inside a string, a key, a free value) costs a few milliseconds
-  instead of a Python step per node.
-The choice is made per state from how many tokens start with an admissible byte.
+A mask is a walk of the vocabulary's byte trie through the automaton (``trie.py``). Inside free
+strings most of that walk is foregone: when a state surely reads ``room`` bytes of any plain text
+(``plain.py``), every plain token that fits is allowed outright and only the other tokens are
+walked, from a smaller trie built once per vocabulary for a few sizes of room.
 """
 
 from __future__ import annotations
@@ -17,127 +13,54 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .dfa import DEAD, LazyDFA
+from .dfa import LazyDFA
+from .plain import PlainReach, is_plain
+from .trie import TokenTrie
 
-SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Python walk is faster
+ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
-class VocabTrie:
-    """The vocabulary's byte trie, as nested lists and as per-depth arrays."""
+class VocabTries:
+    """One vocabulary's tries: every token, and per room size the tokens that are not plain text
+    of at most that many bytes; the plain tokens sorted by length."""
 
     def __init__(self, token_bytes):
-        self.children: list[list[tuple[int, int]]] = [[]]
-        self.ends: list[list[int]] = [[]]
-        maps: list[dict[int, int]] = [{}]
-        depth_of: list[int] = [0]
-        index_in_level: list[int] = [0]
-        parents: list[list[int]] = [[]]
-        bytes_at: list[list[int]] = [[]]
-        for tid, data in enumerate(token_bytes):
-            if not data:
-                continue
-            node = 0
-            for b in data:
-                nxt = maps[node].get(b)
-                if nxt is None:
-                    nxt = len(self.children)
-                    maps[node][b] = nxt
-                    self.children.append([])
-                    self.ends.append([])
-                    maps.append({})
-                    d = depth_of[node] + 1
-                    depth_of.append(d)
-                    if d == len(parents):
-                        parents.append([])
-                        bytes_at.append([])
-                    index_in_level.append(len(parents[d]))
-                    parents[d].append(index_in_level[node])
-                    bytes_at[d].append(b)
-                    self.children[node].append((b, nxt))
-                node = nxt
-            self.ends[node].append(tid)
-        self.parent = [np.array(p, dtype=np.int32) for p in parents]
-        self.byte = [np.array(b, dtype=np.int64) for b in bytes_at]
-        end_nodes: list[list[int]] = [[] for _ in parents]
-        end_ids: list[list[int]] = [[] for _ in parents]
-        for node, tids in enumerate(self.ends):
-            for tid in tids:
-                end_nodes[depth_of[node]].append(index_in_level[node])
-                end_ids[depth_of[node]].append(tid)
-        self.end_nodes = [np.array(x, dtype=np.int32) for x in end_nodes]
-        self.end_ids = [np.array(x, dtype=np.int64) for x in end_ids]
-        self.subtree = [len(e) for e in self.ends]  # tokens at or below each node
-        for node in range(len(self.children) - 1, -1, -1):
-            for _, child in self.children[node]:
-                self.subtree[node] += self.subtree[child]
+        tokens = [(t, data) for t, data in enumerate(token_bytes) if data]
+        self.full = TokenTrie(tokens)
+        plain = sorted((len(data), t) for t, data in tokens if is_plain(data))
+        self.plain_ids = np.array([t for _, t in plain], dtype=np.int64)
+        self.plain_lens = np.array([n for n, _ in plain], dtype=np.int64)
+        longest = plain[-1][0] if plain else 0
+        length = {t: n for n, t in plain}
+        self.rooms: list[tuple[int, TokenTrie]] = []
+        for room in sorted({r for r in ROOMS if r < longest} | ({longest} if longest else set())):
+            self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens if not 0 < length.get(t, 0) <= room])))
 
-    def walk(self, dfa: LazyDFA, state: int) -> np.ndarray:
-        """Token ids whose bytes the automaton accepts from ``state``, by the cheaper of the two walks."""
-        if self._expected(dfa, state) <= SMALL_WALK:
-            return np.array(self._walk_small(dfa, state), dtype=np.int64)
-        return self._walk_levels(dfa, state)
-
-    def _expected(self, dfa: LazyDFA, state: int) -> int:
-        """How many tokens survive the first two bytes (an upper bound on the small walk's work)."""
-        row = dfa.row(state)
-        firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
-        total = sum(self.subtree[child] for _, child in firsts)
-        if total <= SMALL_WALK or len(firsts) > 16:  # many first bytes: a string-like state
-            return total
-        total = 0
-        for b, child in firsts:
-            total += len(self.ends[child])
-            second = dfa.row(row[b])
-            total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
-        return total
-
-    def _walk_small(self, dfa: LazyDFA, state: int) -> list[int]:
-        children, ends = self.children, self.ends
-        out: list[int] = []
-        stack = [(0, state)]
-        while stack:
-            node, s = stack.pop()
-            row = dfa.row(s)
-            for b, child in children[node]:
-                t = row[b]
-                if t == DEAD:
-                    continue
-                if ends[child]:
-                    out.extend(ends[child])
-                if children[child]:
-                    stack.append((child, t))
-        return out
-
-    def _walk_levels(self, dfa: LazyDFA, state: int) -> np.ndarray:
-        """Level by level, every node's state is one gather from the shifted table (0 = dead)."""
-        states = np.array([state + 1], dtype=np.int32)
-        found = []
-        for d in range(1, len(self.parent)):
-            parents = states[self.parent[d]]
-            if not parents.any():
-                break
-            flat = dfa.shifted_table(parents)
-            states = flat[parents.astype(np.int64) * 256 + self.byte[d]]
-            ends = self.end_nodes[d]
-            if len(ends):
-                found.append(self.end_ids[d][states[ends] > 0])
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    def allowed(self, dfa: LazyDFA, state: int, room: int, mask: np.ndarray) -> None:
+        """Set ``mask`` where a token is allowed from ``state``, which reads ``room`` bytes of any plain text."""
+        trie = self.full
+        for size, smaller in self.rooms:
+            if size <= room:
+                trie = smaller
+        if trie is not self.full:
+            mask[self.plain_ids[: np.searchsorted(self.plain_lens, room, side="right")]] = True
+        trie.allowed(dfa, state, mask, broad=trie is not self.full)
 
 
-_TRIES: dict[str, VocabTrie] = {}
+_TRIES: dict[str, VocabTries] = {}
 _TRIES_LOCK = threading.Lock()
 
 
-def vocab_trie(vocab) -> VocabTrie:
-    """The trie of a vocabulary, built once per vocabulary (a few seconds for 128k tokens)."""
+def vocab_tries(vocab) -> VocabTries:
+    """The tries of a vocabulary, built once per vocabulary (a few seconds for 128k tokens)."""
     key = vocab.fingerprint()
     with _TRIES_LOCK:
-        trie = _TRIES.get(key)
-        if trie is None:
+        tries = _TRIES.get(key)
+        if tries is None:
             if len(_TRIES) >= 8:
                 _TRIES.pop(next(iter(_TRIES)))
-            trie = _TRIES[key] = VocabTrie(vocab.token_bytes)
-    return trie
+            tries = _TRIES[key] = VocabTries(vocab.token_bytes)
+    return tries
 
 
 class TokenIndex:
@@ -149,7 +72,8 @@ class TokenIndex:
         self.dfa: LazyDFA = grammar.automaton
         self.size = vocab.size
         self.eos = np.array(sorted(vocab.eos_ids), dtype=np.int64)
-        self.trie = vocab_trie(vocab)
+        self.tries = vocab_tries(vocab)
+        self.reach = PlainReach(self.dfa.program)
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self._max_entries = max(16, max_cache_bytes // max(1, self.size))
         self._lock = threading.Lock()
@@ -157,9 +81,9 @@ class TokenIndex:
         self.eos_only[self.eos] = True
         self.eos_only.flags.writeable = False
 
-    def allowed_ids(self, state: int) -> np.ndarray:
-        """Token ids (EOS aside) admissible from ``state``."""
-        return self.trie.walk(self.dfa, state)
+    def room(self, state: int) -> int:
+        """Bytes of any plain text that ``state`` surely reads: the most any of its configurations reads."""
+        return max((self.reach(config[-1]) for config in self.dfa.configurations(state)), default=0)
 
     def mask(self, state: int) -> np.ndarray:
         """A read-only bool array over the vocabulary: True where a token may come next."""
@@ -167,7 +91,7 @@ class TokenIndex:
         if m is not None:
             return m
         m = np.zeros(self.size, dtype=bool)
-        m[self.allowed_ids(state)] = True
+        self.tries.allowed(self.dfa, state, self.room(state), m)
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False

@@ -19,6 +19,10 @@ SCHEMAS = [
      "required": ["destination", "nights"]},
     {"type": "array", "items": {"anyOf": [{"type": "number", "minimum": -2.5}, {"type": "boolean"}, {"type": "null"}]}},
     {},
+    # free strings with room left (maxLength), additional keys beside known ones, a pattern
+    {"type": "object", "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 40},
+                                      "active": {"type": "boolean"},
+                                      "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"}}},
 ]
 
 

@@ -1,0 +1,190 @@
+"""Plain text: what a free JSON string reads without a second look.
+
+Most tokens of a vocabulary are *plain*: UTF-8 text (maybe ending inside a scalar) with no quote,
+backslash or control character. Inside a free string (a value, an additional key, a string with room left under
+its ``maxLength``) every plain token up to some length is allowed, so such a state's mask is "the
+plain tokens that fit" plus a walk over the few other tokens. ``PlainReach`` computes, from the
+program alone and once per program state, how many bytes of *any* plain text a state is sure to
+read; it is a lower bound (sound), and ``UNBOUNDED`` when every plain text of any length is read.
+"""
+
+from __future__ import annotations
+
+import threading
+
+UNBOUNDED = 1 << 30
+PAIR_BUDGET = 20_000  # positions explored per query; past it the rest count as reading nothing
+MAX_INLINE = 3  # called fragments (an escape, a multi-byte scalar) followed inline
+
+# The UTF-8 decoder over plain text: boundary, then the states inside a multi-byte scalar.
+B, C1, C2, C3, E0, ED, F0, F4 = range(8)
+PLAIN_STEPS = {
+    B: ((0x20, 0x21, B), (0x23, 0x5B, B), (0x5D, 0x7E, B), (0xC2, 0xDF, C1), (0xE0, 0xE0, E0),
+        (0xE1, 0xEC, C2), (0xED, 0xED, ED), (0xEE, 0xEF, C2), (0xF0, 0xF0, F0), (0xF1, 0xF3, C3),
+        (0xF4, 0xF4, F4)),
+    C1: ((0x80, 0xBF, B),), C2: ((0x80, 0xBF, C1),), C3: ((0x80, 0xBF, C2),),
+    E0: ((0xA0, 0xBF, C1),), ED: ((0x80, 0x9F, C1),), F0: ((0x90, 0xBF, C2),), F4: ((0x80, 0x8F, C2),),
+}
+
+
+_TABLE = [[-1] * 256 for _ in PLAIN_STEPS]
+for _u, _steps in PLAIN_STEPS.items():
+    for _lo, _hi, _next in _steps:
+        _TABLE[_u][_lo: _hi + 1] = [_next] * (_hi - _lo + 1)
+
+
+def is_plain(data: bytes) -> bool:
+    """Plain text, possibly ending inside a scalar: every byte a step of ``PLAIN_STEPS`` from the
+    boundary (no quote, backslash, control character or DEL; no invalid or stray UTF-8)."""
+    u = B
+    for b in data:
+        u = _TABLE[u][b]
+        if u < 0:
+            return False
+    return bool(data)
+
+
+ASCII_PLAIN = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+MULTI_BYTE = 2  # the fewest bytes of a scalar outside ASCII
+
+
+class PlainReach:
+    """``reach(state)``: bytes of any plain text that program ``state`` surely reads at a scalar
+    boundary, staying inside its fragment (memoised, thread-safe).
+
+    ASCII comes from the state's own byte edges (after epsilon moves); the rest of plain text from
+    a call to a fragment that reads every scalar outside ASCII raw and returns (how free strings
+    are lowered: the multi-byte forms are one shared fragment). Anything else counts as unread,
+    which only makes the answer smaller.
+    """
+
+    def __init__(self, program):
+        self.program = program
+        self.live = program.live(0)  # the least live set: live with no depth to spare is live always
+        self._memo: dict[int, int] = {}
+        self._reads_multibyte: dict[int, bool] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, state: int) -> int:
+        r = self._memo.get(state)
+        if r is None:
+            with self._lock:
+                r = self._memo.get(state)
+                if r is None:
+                    r = self._compute(state)
+        return r
+
+    def _closure(self, state: int) -> set[int]:
+        seen = {state}
+        todo = [state]
+        while todo:
+            for t in self.program.eps[todo.pop()]:
+                if t not in seen and self.live[t]:
+                    seen.add(t)
+                    todo.append(t)
+        return seen
+
+    def _successors(self, state: int) -> list[list[tuple[int, int]]] | None:
+        """Per piece of plain text (each ASCII run a byte edge covers, then all multi-byte scalars):
+        the states it may lead to, with the bytes it costs; None when some plain text is refused."""
+        prog, live = self.program, self.live
+        edges, returns = [], []
+        for s in self._closure(state):
+            edges += [(lo, hi, t) for lo, hi, t in prog.edges[s] if live[t]]
+            for g, r in prog.calls[s]:
+                frag = prog.fragments[g]
+                if not frag.costs_depth and live[r] and live[frag.start] and self._multibyte_fragment(g):
+                    returns.append((r, MULTI_BYTE))
+        if not returns:
+            return None
+        pieces = [returns]
+        for lo, hi in ASCII_PLAIN:
+            cuts = sorted({lo, hi + 1} | {max(a, lo) for a, b, _ in edges if a <= hi and b >= lo}
+                          | {min(b, hi) + 1 for a, b, _ in edges if a <= hi and b >= lo})
+            for x, y in zip(cuts, cuts[1:]):
+                succ = [(t, 1) for a, b, t in edges if a <= x and y - 1 <= b]
+                if not succ:
+                    return None
+                pieces.append(succ)
+        return pieces
+
+    def _multibyte_fragment(self, g: int) -> bool:
+        """Fragment ``g`` reads every scalar outside ASCII in raw UTF-8 and then may finish."""
+        known = self._reads_multibyte.get(g)
+        if known is None:
+            frag = self.program.fragments[g]
+            known = self._reads_multibyte[g] = all(
+                any(self._reads_rest(s, lo, hi, u, frag.final, 0) for s in self._closure(frag.start))
+                for lo, hi, u in PLAIN_STEPS[B] if lo >= 0x80)
+        return known
+
+    def _reads_rest(self, state: int, lo: int, hi: int, u: int, final: int, depth: int) -> bool:
+        """One edge of ``state`` reads all of ``lo..hi`` into a state that reads the rest of the
+        scalar from decoder state ``u`` (nothing left at ``B``) and then may reach ``final``."""
+        if depth > 4:
+            return False
+        for a, b, t in self.program.edges[state]:
+            if a <= lo and hi <= b and self.live[t]:
+                after = self._closure(t)
+                if u == B and final in after:
+                    return True
+                if u != B and all(any(self._reads_rest(x, lo2, hi2, u2, final, depth + 1) for x in after)
+                                  for lo2, hi2, u2 in PLAIN_STEPS[u]):
+                    return True
+        return False
+
+    def _compute(self, start: int) -> int:
+        """Explore the states plain text leads to (stopping at known ones), keep the greatest set
+        that reads plain text forever (``UNBOUNDED``), then count the others' room from the sinks up."""
+        memo = self._memo
+        pieces: dict[int, list[list[tuple[int, int]]]] = {}
+        value: dict[int, int] = {}  # final values: known states, blocked ones, then the rest
+        todo = [start]
+        while todo:
+            s = todo.pop()
+            if s in pieces or s in value:
+                continue
+            if s in memo:
+                value[s] = memo[s]
+                continue
+            succ = self._successors(s) if len(pieces) < PAIR_BUDGET else None
+            if succ is None:
+                value[s] = 0
+                continue
+            pieces[s] = succ
+            for piece in succ:
+                todo.extend(t for t, _ in piece)
+        preds: dict[int, list[int]] = {}
+        for s, succ in pieces.items():
+            for piece in succ:
+                for t, _ in piece:
+                    preds.setdefault(t, []).append(s)
+        # the greatest set whose every piece leads into the set
+        total = set(pieces) | {s for s, v in value.items() if v == UNBOUNDED}
+        check = list(pieces)
+        while check:
+            s = check.pop()
+            if s in total and s in pieces and not all(any(t in total for t, _ in piece) for piece in pieces[s]):
+                total.discard(s)
+                check.extend(preds.get(s, ()))
+        for s in total:
+            value[s] = UNBOUNDED
+        # the others, successors first; a state on a cycle outside the total set reads nothing more
+        waiting = {s: {t for piece in succ for t, _ in piece if t not in value}
+                   for s, succ in pieces.items() if s not in total}
+        ready = [s for s, w in waiting.items() if not w]
+        while ready:
+            s = ready.pop()
+            best = UNBOUNDED - 1
+            for piece in pieces[s]:
+                best = min(best, max(cost + value.get(t, 0) for t, cost in piece))
+            value[s] = best
+            for p in preds.get(s, ()):
+                w = waiting.get(p)
+                if w is not None and s in w:
+                    w.discard(s)
+                    if not w:
+                        ready.append(p)
+        for s in pieces:
+            memo[s] = value.get(s, 0)
+        return memo.setdefault(start, value.get(start, 0))

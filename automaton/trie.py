@@ -1,0 +1,153 @@
+"""A byte trie over (a subset of) a vocabulary, walked through the automaton to find allowed tokens.
+
+Nodes are numbered breadth first with siblings in byte order, so the children of a node form one
+contiguous run of the next level. Two walks share the structure:
+- a Python walk over nested lists, with pruning: a state that admits few first bytes (``{``, a
+  digit, the next letter of a key) touches a few hundred nodes and costs microseconds;
+- a numpy walk over the live frontier, level by level: the successor states of every live node of a
+  level are one gather from the automaton's transition table (shifted by one, so 0 is dead), and
+  the walk hands over to Python once the frontier's subtrees hold few tokens. A state that admits
+  most of the vocabulary costs a few numpy calls per level instead of a Python step per node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dfa import DEAD, LazyDFA
+
+SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Python walk is faster
+HANDOVER = 400
+WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead  # tokens under the live frontier, below which the numpy walk finishes in Python
+
+
+class TokenTrie:
+    """The trie of ``tokens`` (pairs of token id and bytes; empty byte strings are left out)."""
+
+    def __init__(self, tokens: list[tuple[int, bytes]]):
+        by_bytes: dict[bytes, list[int]] = {}
+        for tid, data in tokens:
+            if data:
+                by_bytes.setdefault(data, []).append(tid)
+        self.ids = np.array(sorted(t for ids in by_bytes.values() for t in ids), dtype=np.int64)
+        levels: list[list[bytes]] = [[b""]]
+        longer = list(by_bytes)
+        while True:
+            d = len(levels)
+            longer = [data for data in longer if len(data) >= d]
+            if not longer:
+                break
+            levels.append(sorted({data[:d] for data in longer}))
+        self.base = np.cumsum([0] + [len(level) for level in levels]).tolist()
+        n = self.base[-1]
+        self.children: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.ends: list[list[int]] = [by_bytes.get(p, []) if p else [] for level in levels for p in level]
+        self.first: list[np.ndarray] = []  # per level: child runs in the next level
+        self.byte: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        self.end_tok: list[np.ndarray] = []  # per level: one token ending at the node, or -1
+        for d, level in enumerate(levels):
+            self.end_tok.append(np.array([ids[0] if ids else -1 for ids in self.ends[self.base[d]: self.base[d + 1]]],
+                                         dtype=np.int64))
+            if d + 1 == len(levels):
+                self.first.append(np.zeros(len(level) + 1, dtype=np.int64))
+                continue
+            index = {p: i for i, p in enumerate(level)}
+            below = levels[d + 1]
+            parents = np.array([index[p[:-1]] for p in below], dtype=np.int64)
+            self.byte.append(np.array([p[-1] for p in below], dtype=np.int64))
+            self.first.append(np.concatenate([[0], np.cumsum(np.bincount(parents, minlength=len(level)))]))
+            for j, (i, p) in enumerate(zip(parents.tolist(), below)):
+                self.children[self.base[d] + i].append((p[-1], self.base[d + 1] + j))
+        # duplicate byte strings (a special token spelled like text, byte-fallback twins): the
+        # numpy walk reports the first id of a node, and these pairs copy its verdict to the others
+        dups = [(ids[0], t) for ids in by_bytes.values() for t in ids[1:]]
+        self.dup_first = np.array([a for a, _ in dups], dtype=np.int64)
+        self.dup_other = np.array([b for _, b in dups], dtype=np.int64)
+        self.subtree = [len(e) for e in self.ends]
+        for node in range(n - 1, -1, -1):
+            for _, child in self.children[node]:
+                self.subtree[node] += self.subtree[child]
+        # nodes with many children are looked up by byte when the state reads fewer bytes than that
+        self.child_of = {node: dict(kids) for node, kids in enumerate(self.children) if len(kids) > WIDE}
+        self.below = [np.array(self.subtree[self.base[d]: self.base[d + 1]], dtype=np.int64) for d in range(len(levels))]
+
+    def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, broad: bool = False) -> None:
+        """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
+        ``state`` (``broad``: the state is known to read much of the trie)."""
+        if not broad and self._expected(dfa, state) <= SMALL_WALK:
+            ids = self._walk_python(dfa, [(0, state)])
+            mask[ids] = True
+        else:
+            self._walk_frontier(dfa, state, mask)
+        if len(self.dup_first):
+            mask[self.dup_other] |= mask[self.dup_first]
+
+    def _expected(self, dfa: LazyDFA, state: int) -> int:
+        """How many tokens survive the first two bytes (an upper bound on the Python walk's work)."""
+        row = dfa.row(state)
+        firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
+        total = sum(self.subtree[child] for _, child in firsts)
+        if total <= SMALL_WALK or len(firsts) > 16:  # many first bytes: a string-like state
+            return total
+        total = 0
+        for b, child in firsts:
+            total += len(self.ends[child])
+            second = dfa.row(row[b])
+            total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
+        return total
+
+    def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]]) -> list[int]:
+        """Tokens strictly below each (node, state) of ``stack``."""
+        children, ends, child_of = self.children, self.ends, self.child_of
+        reads: dict[int, list[tuple[int, int]]] = {}  # per state: the bytes it reads, and where to
+        out: list[int] = []
+        while stack:
+            node, s = stack.pop()
+            kids = children[node]
+            if len(kids) > WIDE:
+                moves = reads.get(s)
+                if moves is None:
+                    moves = reads[s] = [(b, t) for b, t in enumerate(dfa.row(s)) if t != DEAD]
+                if len(moves) < len(kids):
+                    by_byte = child_of[node]
+                    for b, t in moves:
+                        child = by_byte.get(b)
+                        if child is not None:
+                            if ends[child]:
+                                out.extend(ends[child])
+                            if children[child]:
+                                stack.append((child, t))
+                    continue
+            row = dfa.row(s)
+            for b, child in kids:
+                t = row[b]
+                if t == DEAD:
+                    continue
+                if ends[child]:
+                    out.extend(ends[child])
+                if children[child]:
+                    stack.append((child, t))
+        return out
+
+    def _walk_frontier(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> None:
+        nodes = np.zeros(1, dtype=np.int64)  # indices within the level
+        states = np.array([state + 1], dtype=np.int64)  # shifted: 0 is dead
+        for d in range(len(self.first) - 1):
+            lo = self.first[d][nodes]
+            counts = self.first[d][nodes + 1] - lo
+            total = int(counts.sum())
+            if total == 0:
+                return
+            table = dfa.shifted_table(states)
+            child = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            nxt = table[np.repeat(states, counts) * 256 + self.byte[d + 1][child]]
+            live = np.flatnonzero(nxt)
+            if len(live) == 0:
+                return
+            nodes, states = child[live], nxt[live].astype(np.int64)
+            ends = self.end_tok[d + 1][nodes]
+            mask[ends[ends >= 0]] = True
+            if int(self.below[d + 1][nodes].sum()) <= HANDOVER:
+                base = self.base[d + 1]
+                mask[self._walk_python(dfa, list(zip((nodes + base).tolist(), (states - 1).tolist())))] = True
+                return

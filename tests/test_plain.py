@@ -1,0 +1,54 @@
+"""Plain text: the tokens a free string takes without a walk, and the room a state surely has."""
+
+import numpy as np
+
+import constrain
+from automaton.index import token_index
+from automaton.plain import UNBOUNDED, is_plain
+
+
+def test_plain_text_is_utf8_without_quote_backslash_or_controls():
+    """Plain bytes: printable ASCII but `"` and `\\`, and valid UTF-8, maybe cut inside a scalar."""
+    assert is_plain(b"hello world") and is_plain("Lençóis".encode()) and is_plain("日本".encode()[:4])
+    for data in (b"", b'say "hi"', b"a\\b", b"line\n", b"\x7f", b"\x80abc", b"\xc0\xaf", b"\xed\xa0\x80",
+                 b"\xf4\x90\x80\x80", b"\xf5"):
+        assert not is_plain(data), data
+
+
+def _state_after(grammar, text: bytes) -> int:
+    state = grammar.automaton.walk(text)
+    assert state >= 0
+    return state
+
+
+def test_room_of_a_free_string_is_unbounded_and_a_counted_one_is_what_is_left():
+    """A state inside a free string reads any plain text; under maxLength it reads what is left."""
+    grammar = constrain.compile({"type": "object", "properties": {
+        "free": {"type": "string"}, "short": {"type": "string", "maxLength": 20},
+        "code": {"type": "string", "pattern": "^[a-z]+$"}}, "additionalProperties": False})
+    from automaton.plain import PlainReach
+
+    reach = PlainReach(grammar.automaton.program)
+
+    def room(text):
+        return max(reach(c[-1]) for c in grammar.automaton.configurations(_state_after(grammar, text)))
+
+    assert room(b'{"free":"abc') == UNBOUNDED
+    assert room(b'{"short":"') == 20
+    assert room('{"short":"日本'.encode()) == 18  # scalars count once, bytes are what a token holds
+    assert room(b'{"code":"ab') == 0  # a pattern that refuses some plain text
+    assert room(b'{') == 0
+
+
+def test_masks_inside_counted_strings_allow_exactly_what_fits(vocabulary):
+    """Near the end of a maxLength string only tokens that fit are allowed, and a closing quote is."""
+    grammar = constrain.compile({"type": "string", "maxLength": 3})
+    index = token_index(grammar, vocabulary)
+    state = _state_after(grammar, b'"a')
+    mask = index.mask(state)
+    for tid in np.flatnonzero(mask):
+        data = vocabulary.token_bytes[tid]
+        assert grammar.automaton.walk(data, state) >= 0
+    fits = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isalpha() and d.isascii() and len(d) <= 2]
+    too_long = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isalpha() and d.isascii() and len(d) == 3]
+    assert fits and mask[fits].all() and too_long and not mask[too_long].any()
