@@ -105,7 +105,7 @@ class LazyDFA:
         return self._flat
 
     # -- construction ------------------------------------------------------------------------
-    def _depth_left(self, config: Config) -> int:
+    def depth_left(self, config: Config) -> int:
         frags = self.program.fragments
         owner = self.program.owner
         used = sum(1 for s in config if frags[owner[s]].costs_depth)
@@ -133,7 +133,7 @@ class LazyDFA:
                 else:
                     stack.append(c[:-1])
             if eps[s] or calls[s]:
-                left = self._depth_left(c)
+                left = self.depth_left(c)
                 live = prog.live(left)
                 for t in eps[s]:
                     if live[t]:
@@ -167,7 +167,7 @@ class LazyDFA:
         prog = self.program
         moves: list[tuple[int, int, Config]] = []
         for c in self._kernels[state]:
-            live = prog.live(self._depth_left(c))
+            live = prog.live(self.depth_left(c))
             head = c[:-1]
             for lo, hi, t in prog.edges[c[-1]]:
                 if live[t]:

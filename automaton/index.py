@@ -3,7 +3,9 @@
 A mask is a walk of the vocabulary's byte trie through the automaton (``trie.py``). Inside free
 strings most of that walk is foregone: when a state surely reads ``room`` bytes of any plain text
 (``plain.py``), every plain token that fits is allowed outright and only the other tokens are
-walked, from a smaller trie built once per vocabulary for a few sizes of room.
+walked, from a smaller trie built once per vocabulary for a few sizes of room. Whitespace between
+values is the same on a small scale: the runs of whitespace tokens that fit are allowed outright
+and their branches of the trie skipped.
 """
 
 from __future__ import annotations
@@ -14,37 +16,53 @@ from collections import OrderedDict
 import numpy as np
 
 from .dfa import LazyDFA
-from .plain import PlainReach, is_plain
+from .plain import WHITESPACE, PlainReach, is_plain, is_whitespace
 from .trie import TokenTrie
 
-ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
+ROOMS = (8, 16)  # room sizes with their own trie, besides the longest token of the class
+
+
+class PlainTries:
+    """The plain tokens sorted by length, and per room size the trie of every token that is not
+    plain text of at most that many bytes."""
+
+    def __init__(self, tokens: list[tuple[int, bytes]], rooms=ROOMS):
+        members = sorted((len(data), t) for t, data in tokens if is_plain(data))
+        self.ids = np.array([t for _, t in members], dtype=np.int64)
+        self.lengths = np.array([n for n, _ in members], dtype=np.int64)
+        longest = members[-1][0] if members else 0
+        length = {t: n for n, t in members}
+        self.rooms: list[tuple[int, TokenTrie]] = []
+        for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
+            self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens if not 0 < length.get(t, 0) <= room])))
+
+    def pick(self, room: int) -> tuple[int, TokenTrie] | None:
+        """The trie for a state with ``room`` bytes of the class, and how many class tokens fit."""
+        best = None
+        for size, trie in self.rooms:
+            if size <= room:
+                best = trie
+        return None if best is None else (int(np.searchsorted(self.lengths, room, side="right")), best)
 
 
 class VocabTries:
-    """One vocabulary's tries: every token, and per room size the tokens that are not plain text
-    of at most that many bytes; the plain tokens sorted by length."""
+    """One vocabulary's tries: every token, and per text class the smaller ones."""
 
     def __init__(self, token_bytes):
         tokens = [(t, data) for t, data in enumerate(token_bytes) if data]
-        self.full = TokenTrie(tokens)
-        plain = sorted((len(data), t) for t, data in tokens if is_plain(data))
-        self.plain_ids = np.array([t for _, t in plain], dtype=np.int64)
-        self.plain_lens = np.array([n for n, _ in plain], dtype=np.int64)
-        longest = plain[-1][0] if plain else 0
-        length = {t: n for n, t in plain}
-        self.rooms: list[tuple[int, TokenTrie]] = []
-        for room in sorted({r for r in ROOMS if r < longest} | ({longest} if longest else set())):
-            self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens if not 0 < length.get(t, 0) <= room])))
+        self.full = TokenTrie(tokens, skippable=is_whitespace)
+        self.plain = PlainTries(tokens)
 
-    def allowed(self, dfa: LazyDFA, state: int, room: int, mask: np.ndarray) -> None:
-        """Set ``mask`` where a token is allowed from ``state``, which reads ``room`` bytes of any plain text."""
-        trie = self.full
-        for size, smaller in self.rooms:
-            if size <= room:
-                trie = smaller
-        if trie is not self.full:
-            mask[self.plain_ids[: np.searchsorted(self.plain_lens, room, side="right")]] = True
-        trie.allowed(dfa, state, mask, broad=trie is not self.full)
+    def allowed(self, dfa: LazyDFA, state: int, rooms: tuple[int, int], mask: np.ndarray) -> None:
+        """Set ``mask`` where a token is allowed from ``state``, which surely reads ``rooms`` bytes
+        of any plain text and of any whitespace."""
+        picked = self.plain.pick(rooms[0])
+        if picked is not None:
+            fits, trie = picked
+            mask[self.plain.ids[:fits]] = True
+            trie.allowed(dfa, state, mask, broad=True)
+        else:
+            self.full.allowed(dfa, state, mask, skip_room=rooms[1])
 
 
 _TRIES: dict[str, VocabTries] = {}
@@ -73,7 +91,7 @@ class TokenIndex:
         self.size = vocab.size
         self.eos = np.array(sorted(vocab.eos_ids), dtype=np.int64)
         self.tries = vocab_tries(vocab)
-        self.reach = PlainReach(self.dfa.program)
+        self._reach: dict[tuple[int, bool], PlainReach] = {}
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self._max_entries = max(16, max_cache_bytes // max(1, self.size))
         self._lock = threading.Lock()
@@ -81,9 +99,24 @@ class TokenIndex:
         self.eos_only[self.eos] = True
         self.eos_only.flags.writeable = False
 
-    def room(self, state: int) -> int:
-        """Bytes of any plain text that ``state`` surely reads: the most any of its configurations reads."""
-        return max((self.reach(config[-1]) for config in self.dfa.configurations(state)), default=0)
+    def rooms(self, state: int) -> tuple[int, int]:
+        """Bytes of any plain text, and of any whitespace, that ``state`` surely reads: the most any
+        of its configurations reads."""
+        plain = whitespace = 0
+        for config in self.dfa.configurations(state):
+            live = self.dfa.program.live(self.dfa.depth_left(config))
+            plain = max(plain, self._reach_of(live, True)(config[-1]))
+            whitespace = max(whitespace, self._reach_of(live, False)(config[-1]))
+        return plain, whitespace
+
+    def _reach_of(self, live, plain: bool) -> PlainReach:
+        """One analysis per liveness level (levels that agree are one object) and text class."""
+        key = (id(live), plain)
+        reach = self._reach.get(key)
+        if reach is None:
+            reach = self._reach.setdefault(key, PlainReach(self.dfa.program, live) if plain
+                                           else PlainReach(self.dfa.program, live, WHITESPACE, multibyte=False))
+        return reach
 
     def mask(self, state: int) -> np.ndarray:
         """A read-only bool array over the vocabulary: True where a token may come next."""
@@ -91,7 +124,7 @@ class TokenIndex:
         if m is not None:
             return m
         m = np.zeros(self.size, dtype=bool)
-        self.tries.allowed(self.dfa, state, self.room(state), m)
+        self.tries.allowed(self.dfa, state, self.rooms(state), m)
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False

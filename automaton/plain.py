@@ -45,7 +45,13 @@ def is_plain(data: bytes) -> bool:
 
 
 ASCII_PLAIN = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+WHITESPACE = ((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20))
 MULTI_BYTE = 2  # the fewest bytes of a scalar outside ASCII
+
+
+def is_whitespace(data: bytes) -> bool:
+    """JSON whitespace only (space, tab, line feed, carriage return)."""
+    return bool(data) and not data.strip(b" \t\n\r")
 
 
 class PlainReach:
@@ -58,9 +64,11 @@ class PlainReach:
     which only makes the answer smaller.
     """
 
-    def __init__(self, program):
+    def __init__(self, program, live, ascii_ranges=ASCII_PLAIN, multibyte: bool = True):
         self.program = program
-        self.live = program.live(0)  # the least live set: live with no depth to spare is live always
+        self.live = live  # the live states of the depth the configurations have left
+        self.ascii_ranges = ascii_ranges
+        self.multibyte = multibyte
         self._memo: dict[int, int] = {}
         self._reads_multibyte: dict[int, bool] = {}
         self._lock = threading.Lock()
@@ -93,12 +101,12 @@ class PlainReach:
             edges += [(lo, hi, t) for lo, hi, t in prog.edges[s] if live[t]]
             for g, r in prog.calls[s]:
                 frag = prog.fragments[g]
-                if not frag.costs_depth and live[r] and live[frag.start] and self._multibyte_fragment(g):
+                if self.multibyte and not frag.costs_depth and live[r] and live[frag.start] and self._multibyte_fragment(g):
                     returns.append((r, MULTI_BYTE))
-        if not returns:
+        if self.multibyte and not returns:
             return None
-        pieces = [returns]
-        for lo, hi in ASCII_PLAIN:
+        pieces = [returns] if self.multibyte else []
+        for lo, hi in self.ascii_ranges:
             cuts = sorted({lo, hi + 1} | {max(a, lo) for a, b, _ in edges if a <= hi and b >= lo}
                           | {min(b, hi) + 1 for a, b, _ in edges if a <= hi and b >= lo})
             for x, y in zip(cuts, cuts[1:]):

@@ -24,7 +24,7 @@ WIDE = 8  # children of a node beyond which the Python walk may look them up by 
 class TokenTrie:
     """The trie of ``tokens`` (pairs of token id and bytes; empty byte strings are left out)."""
 
-    def __init__(self, tokens: list[tuple[int, bytes]]):
+    def __init__(self, tokens: list[tuple[int, bytes]], skippable=None):
         by_bytes: dict[bytes, list[int]] = {}
         for tid, data in tokens:
             if data:
@@ -69,14 +69,31 @@ class TokenTrie:
                 self.subtree[node] += self.subtree[child]
         # nodes with many children are looked up by byte when the state reads fewer bytes than that
         self.child_of = {node: dict(kids) for node, kids in enumerate(self.children) if len(kids) > WIDE}
+        # branches holding only ``skippable`` tokens (whitespace runs): node -> (longest token
+        # below, its tokens), so a walk from a state with that much room sets them without a visit
+        self.skip: dict[int, tuple[int, list[int]]] = {}
+        if skippable is not None:
+            self._find_skippable(levels, by_bytes, skippable)
         self.below = [np.array(self.subtree[self.base[d]: self.base[d + 1]], dtype=np.int64) for d in range(len(levels))]
 
-    def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, broad: bool = False) -> None:
+    def _find_skippable(self, levels, by_bytes, skippable) -> None:
+        for d in range(len(levels) - 1, 0, -1):
+            for i, prefix in enumerate(levels[d]):
+                node = self.base[d] + i
+                ids = by_bytes.get(prefix, [])
+                if ids and not skippable(prefix):
+                    continue
+                kids = [self.skip.get(child) for _, child in self.children[node]]
+                if all(kids):
+                    longest = max([d if ids else 0] + [k[0] for k in kids])
+                    self.skip[node] = (longest, ids + [t for k in kids for t in k[1]])
+
+    def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, broad: bool = False, skip_room: int = 0) -> None:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
-        ``state`` (``broad``: the state is known to read much of the trie)."""
+        ``state`` (``broad``: the state is known to read much of the trie; ``skip_room``: it
+        surely reads that many bytes of skippable text)."""
         if not broad and self._expected(dfa, state) <= SMALL_WALK:
-            ids = self._walk_python(dfa, [(0, state)])
-            mask[ids] = True
+            mask[self._walk_python(dfa, [(0, state)], skip_room)] = True
         else:
             self._walk_frontier(dfa, state, mask)
         if len(self.dup_first):
@@ -96,9 +113,11 @@ class TokenTrie:
             total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
         return total
 
-    def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]]) -> list[int]:
-        """Tokens strictly below each (node, state) of ``stack``."""
+    def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]], skip_room: int = 0) -> list[int]:
+        """Tokens strictly below each (node, state) of ``stack``; branches of skippable tokens no
+        longer than ``skip_room`` are taken whole (the root state reads any such text)."""
         children, ends, child_of = self.children, self.ends, self.child_of
+        skip = self.skip if skip_room else {}
         reads: dict[int, list[tuple[int, int]]] = {}  # per state: the bytes it reads, and where to
         out: list[int] = []
         while stack:
@@ -113,6 +132,10 @@ class TokenTrie:
                     for b, t in moves:
                         child = by_byte.get(b)
                         if child is not None:
+                            whole = skip.get(child)
+                            if whole is not None and whole[0] <= skip_room:
+                                out.extend(whole[1])
+                                continue
                             if ends[child]:
                                 out.extend(ends[child])
                             if children[child]:
@@ -122,6 +145,10 @@ class TokenTrie:
             for b, child in kids:
                 t = row[b]
                 if t == DEAD:
+                    continue
+                whole = skip.get(child)
+                if whole is not None and whole[0] <= skip_room:
+                    out.extend(whole[1])
                     continue
                 if ends[child]:
                     out.extend(ends[child])

@@ -18,7 +18,7 @@ from . import chardfa
 from .containers import ContainerLowering
 from .context import Options, Slot
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .keywords import TYPES, UNSUPPORTED
+from .keywords import ANNOTATIONS, TYPES, UNSUPPORTED, VOCABULARY
 from .merge import constraints, is_trivial, json_in, merge
 from .one_of import exact_branches
 from .refs import SchemaDocument, child
@@ -372,9 +372,12 @@ def _plain_schema(rules: dict) -> dict:
 
 
 def _content_key(schema) -> str | None:
-    """Flat schemas (no nested schema) that are equal share one fragment: ``{"format": "hostname"}``
-    written twice is lowered once."""
-    if not isinstance(schema, dict) or any(isinstance(v, dict) or isinstance(v, list) and any(
+    """Flat schemas (no nested schema) that are equal but for annotations and unknown keywords
+    share one fragment: ``{"maxLength": 32767}`` written twice, with two descriptions, is lowered once."""
+    if not isinstance(schema, dict):
+        return None
+    schema = {k: v for k, v in schema.items() if k in VOCABULARY and k not in ANNOTATIONS}
+    if any(isinstance(v, dict) or isinstance(v, list) and any(
             isinstance(x, (dict, list)) for x in v) for v in schema.values()):
         return None
     try:

@@ -133,6 +133,7 @@ BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75  # noqa: E702
 StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
 
 
+@lru_cache(maxsize=8192)
 def split_ascii(ranges: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, int], ...]]:
     """``ranges`` cut into its ASCII part and the rest (each non-empty part once)."""
     parts = [tuple(_intersect(ranges, 0, 0x7F)), tuple(_intersect(ranges, 0x80, 0x10FFFF))]

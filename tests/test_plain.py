@@ -28,7 +28,7 @@ def test_room_of_a_free_string_is_unbounded_and_a_counted_one_is_what_is_left():
         "code": {"type": "string", "pattern": "^[a-z]+$"}}, "additionalProperties": False})
     from automaton.plain import PlainReach
 
-    reach = PlainReach(grammar.automaton.program)
+    reach = PlainReach(grammar.automaton.program, grammar.automaton.program.live(0))
 
     def room(text):
         return max(reach(c[-1]) for c in grammar.automaton.configurations(_state_after(grammar, text)))
@@ -52,3 +52,17 @@ def test_masks_inside_counted_strings_allow_exactly_what_fits(vocabulary):
     fits = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isalpha() and d.isascii() and len(d) <= 2]
     too_long = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isalpha() and d.isascii() and len(d) == 3]
     assert fits and mask[fits].all() and too_long and not mask[too_long].any()
+
+
+def test_whitespace_runs_are_taken_whole_and_masks_stay_exact(vocabulary):
+    """With unbounded whitespace, masks between values (where whitespace runs are taken whole)
+    still equal the brute-force answer."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}}},
+                                whitespace="flexible")
+    index = token_index(grammar, vocabulary)
+    for text in (b"{", b'{"a":', b'{"a": 5', b'{"a": 5,', b'{"a": 5, "b": [', b'{"a": 5, "b": {"x" :'):
+        state = _state_after(grammar, text)
+        assert index.rooms(state)[1] > 0 or text == b'{"a": 5'
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state)), text
