@@ -34,6 +34,8 @@ class LazyDFA:
         self._has = np.zeros(65, dtype=bool)
         self._has[0] = True
         self._lock = threading.Lock()
+        frags = program.fragments
+        self._costs = bytes(frags[g].costs_depth for g in program.owner)  # per program state
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([(root.start,)]))
 
@@ -106,10 +108,9 @@ class LazyDFA:
 
     # -- construction ------------------------------------------------------------------------
     def depth_left(self, config: Config) -> int:
-        frags = self.program.fragments
-        owner = self.program.owner
-        used = sum(1 for s in config if frags[owner[s]].costs_depth)
-        return self.program.max_depth - used
+        """Recursive frames this call stack may still push."""
+        costs = self._costs
+        return self.program.max_depth - sum([costs[s] for s in config])
 
     def _closure(self, configs) -> tuple[frozenset[Config], bool]:
         prog = self.program
@@ -172,13 +173,25 @@ class LazyDFA:
             for lo, hi, t in prog.edges[c[-1]]:
                 if live[t]:
                     moves.append((lo, hi, head + (t,)))
-        cuts = sorted({lo for lo, _, _ in moves} | {hi + 1 for _, hi, _ in moves})
+        # sweep the byte axis: at each boundary, moves start or end; between two, the set is fixed
+        events: dict[int, list[tuple[int, Config]]] = {}
+        for lo, hi, c in moves:
+            events.setdefault(lo, []).append((1, c))
+            events.setdefault(hi + 1, []).append((-1, c))
         row = [DEAD] * 256
         memo: dict[frozenset[Config], int] = {}
-        for a, b in zip(cuts, cuts[1:]):
-            key = frozenset(c for lo, hi, c in moves if lo <= a and b - 1 <= hi)
-            if not key:
+        active: dict[Config, int] = {}
+        cuts = sorted(events)
+        for a, b in zip(cuts, cuts[1:] + [256]):
+            for delta, c in events[a]:
+                n = active.get(c, 0) + delta
+                if n:
+                    active[c] = n
+                else:
+                    del active[c]
+            if not active or a >= 256:
                 continue
+            key = frozenset(active)
             sid = memo.get(key)
             if sid is None:
                 sid = memo[key] = self._intern(*self._closure(key))

@@ -11,9 +11,12 @@ read; it is a lower bound (sound), and ``UNBOUNDED`` when every plain text of an
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 UNBOUNDED = 1 << 30
-PAIR_BUDGET = 20_000  # positions explored per query; past it the rest count as reading nothing
+ROOM_CAP = 256  # rooms are exact up to this many bytes (more than any plain token needs)
+HORIZON = 2 * ROOM_CAP  # steps explored from a query; states past it count as reading nothing
+STATE_BUDGET = 5_000  # states explored per query; past it the rest count as reading nothing
 MAX_INLINE = 3  # called fragments (an escape, a multi-byte scalar) followed inline
 
 # The UTF-8 decoder over plain text: boundary, then the states inside a multi-byte scalar.
@@ -147,21 +150,23 @@ class PlainReach:
         memo = self._memo
         pieces: dict[int, list[list[tuple[int, int]]]] = {}
         value: dict[int, int] = {}  # final values: known states, blocked ones, then the rest
-        todo = [start]
-        while todo:
-            s = todo.pop()
-            if s in pieces or s in value:
-                continue
+        steps = {start: 0}  # breadth first, so the states near the query are the ones known exactly
+        queue = deque([start])
+        while queue:
+            s = queue.popleft()
             if s in memo:
                 value[s] = memo[s]
                 continue
-            succ = self._successors(s) if len(pieces) < PAIR_BUDGET else None
+            succ = self._successors(s) if steps[s] < HORIZON and len(pieces) < STATE_BUDGET else None
             if succ is None:
                 value[s] = 0
                 continue
             pieces[s] = succ
             for piece in succ:
-                todo.extend(t for t, _ in piece)
+                for t, _ in piece:
+                    if t not in steps:
+                        steps[t] = steps[s] + 1
+                        queue.append(t)
         preds: dict[int, list[int]] = {}
         for s, succ in pieces.items():
             for piece in succ:
@@ -193,6 +198,12 @@ class PlainReach:
                     w.discard(s)
                     if not w:
                         ready.append(p)
+        # a state far from the query may have met the horizon too soon: remember only the near ones,
+        # whose room is exact up to ROOM_CAP (a cut horizon costs them at least that much)
+        budget_hit = len(pieces) >= STATE_BUDGET
         for s in pieces:
-            memo[s] = value.get(s, 0)
-        return memo.setdefault(start, value.get(start, 0))
+            v = value.get(s, 0)
+            if v == UNBOUNDED or (not budget_hit and steps[s] <= HORIZON - ROOM_CAP):
+                memo[s] = v if v == UNBOUNDED else min(v, ROOM_CAP)
+        v = value.get(start, 0)
+        return memo.setdefault(start, v if v == UNBOUNDED else min(v, ROOM_CAP))
