@@ -10,6 +10,7 @@ one list lookup; the set of states stays finite because recursion depth is bound
 from __future__ import annotations
 
 import threading
+from array import array
 
 import numpy as np
 
@@ -94,7 +95,7 @@ class LazyDFA:
 
     def _store(self, state: int, row: list[int]) -> None:
         slot = state + 1
-        self._flat[slot * 256: slot * 256 + 256] = np.asarray(row, dtype=np.int32) + 1
+        self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
         self._has[slot] = True
         self._rows[state] = row
 

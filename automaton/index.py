@@ -15,10 +15,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .dfa import LazyDFA
+from .dfa import DEAD, LazyDFA
+from .loops import LoopTokens
 from .plain import WHITESPACE, PlainReach, is_plain, is_whitespace
-from .trie import TokenTrie
+from .trie import SMALL_WALK, TokenTrie
 
+LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
+LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest token of the class
 
 
@@ -46,12 +49,15 @@ class PlainTries:
 
 
 class VocabTries:
-    """One vocabulary's tries: every token, and per text class the smaller ones."""
+    """One vocabulary's tries: every token, and per text class the smaller ones; and its tokens
+    for looping states."""
 
     def __init__(self, token_bytes):
         tokens = [(t, data) for t, data in enumerate(token_bytes) if data]
+        self.token_bytes = token_bytes
         self.full = TokenTrie(tokens, skippable=is_whitespace)
         self.plain = PlainTries(tokens)
+        self.loops = LoopTokens(token_bytes)
 
     def allowed(self, dfa: LazyDFA, state: int, rooms: tuple[int, int], mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``, which surely reads ``rooms`` bytes
@@ -61,8 +67,26 @@ class VocabTries:
             fits, trie = picked
             mask[self.plain.ids[:fits]] = True
             trie.allowed(dfa, state, mask, broad=True)
-        else:
+        elif not self._loop_allowed(dfa, state, mask):
             self.full.allowed(dfa, state, mask, skip_room=rooms[1])
+
+    def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
+        """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,
+        with ``mask`` untouched, when the state does not or too many tokens would need a walk."""
+        row = np.array(dfa.row(state))
+        loop = row == state
+        if loop.sum() < LOOP_MIN or self.full.expected(dfa, state) <= SMALL_WALK:
+            return False
+        split = self.loops.split(loop)
+        walks = np.flatnonzero(row[split.out_byte] != DEAD)
+        if len(walks) > LOOP_WALKS:
+            return False
+        mask[split.inside] = True
+        token_bytes = self.token_bytes
+        for t, at in zip(split.out_ids[walks].tolist(), split.out_at[walks].tolist()):
+            if dfa.walk(token_bytes[t][at:], state) != DEAD:
+                mask[t] = True
+        return True
 
 
 _TRIES: dict[str, VocabTries] = {}

@@ -92,14 +92,14 @@ class TokenTrie:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
         ``state`` (``broad``: the state is known to read much of the trie; ``skip_room``: it
         surely reads that many bytes of skippable text)."""
-        if not broad and self._expected(dfa, state) <= SMALL_WALK:
+        if not broad and self.expected(dfa, state) <= SMALL_WALK:
             mask[self._walk_python(dfa, [(0, state)], skip_room)] = True
         else:
             self._walk_frontier(dfa, state, mask)
         if len(self.dup_first):
             mask[self.dup_other] |= mask[self.dup_first]
 
-    def _expected(self, dfa: LazyDFA, state: int) -> int:
+    def expected(self, dfa: LazyDFA, state: int) -> int:
         """How many tokens survive the first two bytes (an upper bound on the Python walk's work)."""
         row = dfa.row(state)
         firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]

@@ -66,3 +66,20 @@ def test_whitespace_runs_are_taken_whole_and_masks_stay_exact(vocabulary):
         state = _state_after(grammar, text)
         assert index.rooms(state)[1] > 0 or text == b'{"a": 5'
         assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state)), text
+
+
+def test_states_that_loop_on_a_class_take_its_tokens_whole_and_walk_the_rest(vocabulary):
+    """Inside a pattern string that loops on a byte class, the shortcut's mask is the brute-force one."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "object", "properties": {
+        "etag": {"type": "string", "pattern": "^[\\w.:-]+$"}, "n": {"type": "integer"}}}, whitespace="flexible")
+    index = token_index(grammar, vocabulary)
+    state = _state_after(grammar, b'{"etag": "ab')
+    loop = np.zeros(vocabulary.size, dtype=bool)
+    used = index.tries._loop_allowed(grammar.automaton, state, loop)
+    expected = brute_force(grammar, vocabulary, state)
+    assert np.array_equal(index.mask(state), expected)
+    assert used and np.array_equal(loop, expected)
+    fits = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isascii() and d.replace(b"_", b"").isalnum()]
+    assert fits and expected[fits].all()
