@@ -37,6 +37,10 @@ class LazyDFA:
         self._lock = threading.Lock()
         frags = program.fragments
         self._costs = bytes(frags[g].costs_depth for g in program.owner)  # per program state
+        # states whose closure is themselves: byte edges only, not a fragment's final state
+        finals = {f.final for f in frags}
+        self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
+                             and s not in finals for s in range(program.size))
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([(root.start,)]))
 
@@ -156,7 +160,8 @@ class LazyDFA:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
-            self._grow(sid + 1)
+            if sid + 2 > len(self._has):
+                self._grow(sid + 1)
             self._ids[key] = sid
             self._kernels.append(kernel)
             self._accepting.append(accepting)
@@ -195,7 +200,10 @@ class LazyDFA:
             key = frozenset(active)
             sid = memo.get(key)
             if sid is None:
-                sid = memo[key] = self._intern(*self._closure(key))
+                if len(key) == 1 and self._simple[next(iter(key))[-1]]:
+                    sid = memo[key] = self._intern(key, False)  # its own closure
+                else:
+                    sid = memo[key] = self._intern(*self._closure(key))
             row[a:b] = [sid] * (b - a)
         return row
 
