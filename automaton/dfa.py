@@ -19,16 +19,19 @@ from .program import Program
 DEAD = -1
 
 Config = tuple[int, ...]
+Kernel = tuple[Config, ...]  # sorted
 
 
 class LazyDFA:
     def __init__(self, program: Program, max_states: int = 200_000):
         self.program = program
         self.max_states = max_states
-        self._kernels: list[frozenset[Config]] = []
+        # kernels are sorted tuples of configurations: tuples of ints are untracked by the garbage
+        # collector once it has seen them, so a large automaton does not slow full collections
+        self._kernels: list[Kernel] = []
         self._accepting: list[bool] = []
-        self._ids: dict[tuple[frozenset[Config], bool], int] = {}
-        self._rows: list[list[int] | None] = []
+        self._ids: dict[tuple[Kernel, bool], int] = {}
+        self._rows: list[tuple[int, ...] | None] = []
         # The rows again, flat and shifted by one (entry (s + 1) * 256 + b holds successor + 1, and
         # row 0 stands for DEAD, all zeros) so a vectorised walk needs no masking of dead states.
         self._flat = np.zeros(65 * 256, dtype=np.int32)
@@ -66,7 +69,7 @@ class LazyDFA:
             s = row[b]
         return s
 
-    def configurations(self, state: int) -> frozenset[Config]:
+    def configurations(self, state: int) -> Kernel:
         """The call stacks that ``state`` stands for (those that can read a next byte)."""
         return self._kernels[state]
 
@@ -74,7 +77,7 @@ class LazyDFA:
     def num_states(self) -> int:
         return len(self._kernels)
 
-    def row(self, state: int) -> list[int]:
+    def row(self, state: int) -> tuple[int, ...]:
         """All 256 successors of ``state`` (``DEAD`` where a byte is refused), computed once."""
         row = self._rows[state]
         if row is not None:
@@ -82,8 +85,8 @@ class LazyDFA:
         with self._lock:
             row = self._rows[state]
             if row is None:
-                row = self._compute_row(state)
-                self._store(state, row)
+                self._store(state, self._compute_row(state))
+                row = self._rows[state]
         return row
 
     def _grow(self, states: int) -> None:
@@ -101,7 +104,7 @@ class LazyDFA:
         slot = state + 1
         self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
         self._has[slot] = True
-        self._rows[state] = row
+        self._rows[state] = tuple(row)  # untracked by the garbage collector, unlike a list
 
     def shifted_table(self, shifted: np.ndarray) -> np.ndarray:
         """The flat shifted table, with rows present for every state in ``shifted`` (ids + 1)."""
@@ -117,7 +120,7 @@ class LazyDFA:
         costs = self._costs
         return self.program.max_depth - sum([costs[s] for s in config])
 
-    def _closure(self, configs) -> tuple[frozenset[Config], bool]:
+    def _closure(self, configs) -> tuple[Kernel, bool]:
         prog = self.program
         edges, eps, calls, owner, frags = prog.edges, prog.eps, prog.calls, prog.owner, prog.fragments
         root_final = frags[prog.root].final
@@ -149,9 +152,9 @@ class LazyDFA:
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
                         stack.append(c[:-1] + (r, frag.start))
-        return frozenset(kernel), accepting
+        return tuple(sorted(kernel)), accepting
 
-    def _intern(self, kernel: frozenset[Config], accepting: bool) -> int:
+    def _intern(self, kernel: Kernel, accepting: bool) -> int:
         if not kernel and not accepting:
             return DEAD
         key = (kernel, accepting)
@@ -201,7 +204,7 @@ class LazyDFA:
             sid = memo.get(key)
             if sid is None:
                 if len(key) == 1 and self._simple[next(iter(key))[-1]]:
-                    sid = memo[key] = self._intern(key, False)  # its own closure
+                    sid = memo[key] = self._intern(tuple(key), False)  # its own closure
                 else:
                     sid = memo[key] = self._intern(*self._closure(key))
             row[a:b] = [sid] * (b - a)

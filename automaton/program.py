@@ -36,9 +36,10 @@ class Program:
     def __init__(self, max_states: int = 1_000_000, max_depth: int = 8):
         self.max_states = max_states
         self.max_depth = max_depth
-        self.edges: list[list[tuple[int, int, int]]] = []  # inclusive byte ranges
-        self.eps: list[list[int]] = []
-        self.calls: list[list[tuple[int, int]]] = []  # (fragment, return state)
+        # per state, lists while building and tuples after ``finish``
+        self.edges: list = []  # (lo, hi, target): inclusive byte ranges
+        self.eps: list = []
+        self.calls: list = []  # (fragment, return state)
         self.owner: list[int] = []
         self.fragments: list[Fragment] = []
         self.root = -1
@@ -90,6 +91,11 @@ class Program:
     def finish(self, root: int) -> None:
         """Mark recursive fragments and compute liveness; call once, after building."""
         self.root = root
+        # frozen into tuples: the garbage collector stops tracking them, so many cached programs
+        # do not slow every full collection
+        self.edges = [tuple(e) for e in self.edges]
+        self.eps = [tuple(e) for e in self.eps]
+        self.calls = [tuple(c) for c in self.calls]
         self._mark_recursive()
         self._live = self._liveness()
 

@@ -74,6 +74,10 @@ class TokenTrie:
         self.skip: dict[int, tuple[int, list[int]]] = {}
         if skippable is not None:
             self._find_skippable(levels, by_bytes, skippable)
+        # tuples, not lists: once the collector has seen them they are untracked, so a trie of a
+        # few hundred thousand nodes does not make every full garbage collection slow
+        self.children = [tuple(kids) for kids in self.children]
+        self.ends = [tuple(ids) for ids in self.ends]
         self.below = [np.array(self.subtree[self.base[d]: self.base[d + 1]], dtype=np.int64) for d in range(len(levels))]
 
     def _find_skippable(self, levels, by_bytes, skippable) -> None:
@@ -86,7 +90,7 @@ class TokenTrie:
                 kids = [self.skip.get(child) for _, child in self.children[node]]
                 if all(kids):
                     longest = max([d if ids else 0] + [k[0] for k in kids])
-                    self.skip[node] = (longest, ids + [t for k in kids for t in k[1]])
+                    self.skip[node] = (longest, tuple(ids) + tuple(t for k in kids for t in k[1]))
 
     def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, broad: bool = False, skip_room: int = 0) -> None:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
