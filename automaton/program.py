@@ -155,8 +155,9 @@ class Program:
     def _liveness(self) -> list[bytearray]:
         """``live[d][s]``: state ``s`` can finish its fragment with ``d`` recursive frames to spare.
 
-        Level ``d`` needs, of level ``d - 1``, only which depth-costing fragments can start; once
-        two levels agree on those, every higher level equals the last one computed.
+        Level ``d`` needs, of level ``d - 1``, only which depth-costing fragments can start; levels
+        only grow, so each is level ``d - 1`` plus what the newly callable fragments make live, and
+        once no fragment becomes callable every higher level equals the last one computed.
         """
         n = len(self.edges)
         preds: list[list[int]] = [[] for _ in range(n)]
@@ -175,14 +176,8 @@ class Program:
         frags = self.fragments
         free_start = {f.start: g for g, f in enumerate(frags) if not f.costs_depth}
         costly = [g for g, f in enumerate(frags) if f.costs_depth]
-        finals = [f.final for f in frags]
-        levels: list[bytearray] = []
-        while len(levels) <= self.max_depth:
-            below = levels[-1] if levels else None
-            live = bytearray(n)
-            for t in finals:
-                live[t] = 1
-            todo = list(set(finals))
+
+        def propagate(live: bytearray, todo: list[int], below: bytearray | None) -> None:
             while todo:
                 t = todo.pop()
                 for s in preds[t]:
@@ -201,9 +196,29 @@ class Program:
                         if not live[s] and live[r]:
                             live[s] = 1
                             todo.append(s)
+
+        live = bytearray(n)
+        finals = list({f.final for f in frags})
+        for t in finals:
+            live[t] = 1
+        propagate(live, finals, None)
+        levels: list[bytearray] = [live]
+        callable_: set[int] = set()  # depth-costing fragments that could start one level down
+        while len(levels) <= self.max_depth:
+            below = levels[-1]
+            fresh = [g for g in costly if below[frags[g].start] and g not in callable_]
+            if not fresh:
+                break  # the next level would equal this one, and so would every level above
+            callable_.update(fresh)
+            live = bytearray(below)  # levels only grow: start from the one below
+            todo = []
+            for g in fresh:
+                for s, r in by_callee.get(g, ()):
+                    if not live[s] and live[r]:
+                        live[s] = 1
+                        todo.append(s)
+            propagate(live, todo, below)
             levels.append(live)
-            if not costly or (below is not None and all(live[frags[g].start] == below[frags[g].start] for g in costly)):
-                break
         while len(levels) <= self.max_depth:
             levels.append(levels[-1])
         return levels
