@@ -62,9 +62,9 @@ class PlainReach:
     boundary, staying inside its fragment (memoised, thread-safe).
 
     ASCII comes from the state's own byte edges (after epsilon moves); the rest of plain text from
-    a call to a fragment that reads every scalar outside ASCII raw and returns (how free strings
-    are lowered: the multi-byte forms are one shared fragment). Anything else counts as unread,
-    which only makes the answer smaller.
+    calls to fragments that together read every scalar outside ASCII raw and return (how strings
+    are lowered: the multi-byte forms of a class are shared fragments). Anything else counts as
+    unread, which only makes the answer smaller.
     """
 
     def __init__(self, program, live, ascii_ranges=ASCII_PLAIN, multibyte: bool = True):
@@ -73,7 +73,7 @@ class PlainReach:
         self.ascii_ranges = ascii_ranges
         self.multibyte = multibyte
         self._memo: dict[int, int] = {}
-        self._reads_multibyte: dict[int, bool] = {}
+        self._covers: dict[frozenset[int], bool] = {}
         self._lock = threading.Lock()
 
     def __call__(self, state: int) -> int:
@@ -99,16 +99,24 @@ class PlainReach:
         """Per piece of plain text (each ASCII run a byte edge covers, then all multi-byte scalars):
         the states it may lead to, with the bytes it costs; None when some plain text is refused."""
         prog, live = self.program, self.live
-        edges, returns = [], []
+        edges, calls = [], []
         for s in self._closure(state):
             edges += [(lo, hi, t) for lo, hi, t in prog.edges[s] if live[t]]
-            for g, r in prog.calls[s]:
-                frag = prog.fragments[g]
-                if self.multibyte and not frag.costs_depth and live[r] and live[frag.start] and self._multibyte_fragment(g):
-                    returns.append((r, MULTI_BYTE))
-        if self.multibyte and not returns:
-            return None
-        pieces = [returns] if self.multibyte else []
+            if self.multibyte:
+                for g, r in prog.calls[s]:
+                    frag = prog.fragments[g]
+                    if not frag.costs_depth and live[r] and live[frag.start]:
+                        calls.append((g, r))
+        pieces = []
+        if self.multibyte:
+            # every scalar outside ASCII read by the called fragments together (each may cover some,
+            # as a pattern's \S and \s do) and back: it costs two bytes or more and leads to one of
+            # the return states, so the least of their rooms is a sound bound
+            if any(lo >= 0x80 for lo, _, _ in edges) or not calls:
+                return None
+            if not self._cover(frozenset(g for g, _ in calls)):
+                return None
+            pieces.append([(r, MULTI_BYTE) for _, r in calls])
         for lo, hi in self.ascii_ranges:
             cuts = sorted({lo, hi + 1} | {max(a, lo) for a, b, _ in edges if a <= hi and b >= lo}
                           | {min(b, hi) + 1 for a, b, _ in edges if a <= hi and b >= lo})
@@ -119,30 +127,34 @@ class PlainReach:
                 pieces.append(succ)
         return pieces
 
-    def _multibyte_fragment(self, g: int) -> bool:
-        """Fragment ``g`` reads every scalar outside ASCII in raw UTF-8 and then may finish."""
-        known = self._reads_multibyte.get(g)
+    def _cover(self, fragments: frozenset[int]) -> bool:
+        """The ``fragments`` together read every scalar outside ASCII in raw UTF-8, each such
+        reading able to finish its fragment."""
+        known = self._covers.get(fragments)
         if known is None:
-            frag = self.program.fragments[g]
-            known = self._reads_multibyte[g] = all(
-                any(self._reads_rest(s, lo, hi, u, frag.final, 0) for s in self._closure(frag.start))
-                for lo, hi, u in PLAIN_STEPS[B] if lo >= 0x80)
+            frags = self.program.fragments
+            start = [(x, g) for g in fragments for x in self._closure(frags[g].start)]
+            known = self._covers[fragments] = self._cover_from(start, B, 0)
         return known
 
-    def _reads_rest(self, state: int, lo: int, hi: int, u: int, final: int, depth: int) -> bool:
-        """One edge of ``state`` reads all of ``lo..hi`` into a state that reads the rest of the
-        scalar from decoder state ``u`` (nothing left at ``B``) and then may reach ``final``."""
-        if depth > 4:
+    def _cover_from(self, positions: list[tuple[int, int]], u: int, depth: int) -> bool:
+        """Every byte sequence that completes a scalar from decoder state ``u`` is read by one of
+        ``positions`` (program state, its fragment) up to a state that may finish the fragment."""
+        if depth > 3:
             return False
-        for a, b, t in self.program.edges[state]:
-            if a <= lo and hi <= b and self.live[t]:
-                after = self._closure(t)
-                if u == B and final in after:
-                    return True
-                if u != B and all(any(self._reads_rest(x, lo2, hi2, u2, final, depth + 1) for x in after)
-                                  for lo2, hi2, u2 in PLAIN_STEPS[u]):
-                    return True
-        return False
+        prog, live, frags = self.program, self.live, self.program.fragments
+        steps = PLAIN_STEPS[u] if u != B else [x for x in PLAIN_STEPS[B] if x[0] >= 0x80]
+        for lo, hi, u2 in steps:
+            edges = [(a, b, t, g) for s, g in positions for a, b, t in prog.edges[s] if live[t] and a <= hi and b >= lo]
+            cuts = sorted({lo, hi + 1} | {max(a, lo) for a, _, _, _ in edges} | {min(b, hi) + 1 for _, b, _, _ in edges})
+            for x, y in zip(cuts, cuts[1:]):
+                nxt = [(t, g) for a, b, t, g in edges if a <= x and y - 1 <= b]
+                if u2 == B:
+                    if not any(frags[g].final in self._closure(t) for t, g in nxt):
+                        return False
+                elif not nxt or not self._cover_from([(c, g) for t, g in nxt for c in self._closure(t)], u2, depth + 1):
+                    return False
+        return True
 
     def _compute(self, start: int) -> int:
         """Explore the states plain text leads to (stopping at known ones), keep the greatest set
