@@ -17,7 +17,7 @@ import numpy as np
 
 from .dfa import DEAD, LazyDFA
 from .loops import LoopTokens
-from .plain import WHITESPACE, PlainReach, is_plain, is_whitespace
+from .plain import WHITESPACE, PlainReach, breaks_strings, is_plain, is_whitespace
 from .trie import SMALL_WALK, TokenTrie
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
@@ -27,7 +27,13 @@ ROOMS = (8, 16)  # room sizes with their own trie, besides the longest token of 
 
 class PlainTries:
     """The plain tokens sorted by length, and per room size the trie of every token that is not
-    plain text of at most that many bytes."""
+    plain text of at most that many bytes, nor breaks strings.
+
+    A state with room is inside a string: it reads any plain ASCII letter next, which JSON allows
+    nowhere else, and the prefix it was reached by ends inside a string for every configuration
+    alike (JSON's lexical state is a function of the text). Plain text keeps it there, so a token
+    whose plain start runs into a control character or broken UTF-8 is refused by all of them.
+    """
 
     def __init__(self, tokens: list[tuple[int, bytes]], rooms=ROOMS):
         members = sorted((len(data), t) for t, data in tokens if is_plain(data))
@@ -37,7 +43,8 @@ class PlainTries:
         length = {t: n for n, t in members}
         self.rooms: list[tuple[int, TokenTrie]] = []
         for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
-            self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens if not 0 < length.get(t, 0) <= room])))
+            self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens
+                                                if not 0 < length.get(t, 0) <= room and not breaks_strings(d)])))
 
     def pick(self, room: int) -> tuple[int, TokenTrie] | None:
         """The trie for a state with ``room`` bytes of the class, and how many class tokens fit."""

@@ -36,6 +36,18 @@ for _u, _steps in PLAIN_STEPS.items():
         _TABLE[_u][_lo: _hi + 1] = [_next] * (_hi - _lo + 1)
 
 
+def breaks_strings(data: bytes) -> bool:
+    """Plain text up to a byte that no JSON string reads raw: a control character, or bytes that are
+    not UTF-8. Inside a string such a token can never be read, whatever the schema."""
+    u = B
+    for b in data:
+        nxt = _TABLE[u][b]
+        if nxt < 0:
+            return b < 0x20 or u != B or 0x80 <= b < 0xC2 or b >= 0xF5
+        u = nxt
+    return False
+
+
 def is_plain(data: bytes) -> bool:
     """Plain text, possibly ending inside a scalar: every byte a step of ``PLAIN_STEPS`` from the
     boundary (no quote, backslash, control character or DEL; no invalid or stray UTF-8)."""

@@ -15,6 +15,17 @@ def test_plain_text_is_utf8_without_quote_backslash_or_controls():
         assert not is_plain(data), data
 
 
+def test_tokens_that_break_strings_run_into_a_control_character_or_bad_utf8():
+    """Plain text then a control character or broken UTF-8 breaks every JSON string; a quote, a
+    backslash or DEL does not (a string may end, escape, or hold DEL)."""
+    from automaton.plain import breaks_strings
+
+    for data in (b"ab\n", b"\t", "é".encode()[:1] + b"a", b"a\x80", b"\xc0", b"x\xf8"):
+        assert breaks_strings(data), data
+    for data in (b'ab"', b"a\\n", b"a\x7f", b"plain", "日本".encode()[:4]):
+        assert not breaks_strings(data), data
+
+
 def _state_after(grammar, text: bytes) -> int:
     state = grammar.automaton.walk(text)
     assert state >= 0
