@@ -55,6 +55,17 @@ class Program:
         self.owner.append(fragment)
         return len(self.edges) - 1
 
+    def new_states(self, fragment: int, count: int) -> range:
+        """``count`` new states of ``fragment`` at once (a scalar automaton's states)."""
+        if len(self.edges) + count > self.max_states:
+            raise ProgramTooLarge(f"more than {self.max_states} automaton states")
+        first = len(self.edges)
+        self.edges.extend([] for _ in range(count))
+        self.eps.extend([] for _ in range(count))
+        self.calls.extend([] for _ in range(count))
+        self.owner.extend([fragment] * count)
+        return range(first, first + count)
+
     def new_fragment(self, counted: bool = True) -> int:
         """A fragment; ``counted=False`` for pieces that always sit inside a counted one on a cycle."""
         index = len(self.fragments)

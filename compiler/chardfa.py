@@ -169,6 +169,14 @@ def difference(a: CharDFA, b: CharDFA) -> CharDFA:
 def with_length(dfa: CharDFA, min_len: int, max_len: int | None, max_states: int = 100_000) -> CharDFA:
     """Restrict to strings of ``min_len..max_len`` scalars (a counter that saturates at ``min_len``)."""
     cap = max_len if max_len is not None else min_len
+    if dfa.size == 1 and dfa.accepting == {0} and dfa.edges[0] and all(t == 0 for _, _, t in dfa.edges[0]):
+        # one looping state (free text or a character class): the counter is the whole automaton
+        if cap + 1 > max_states:
+            raise OverflowError(f"more than {max_states} states")
+        ranges = [(lo, hi) for lo, hi, _ in dfa.edges[0]]
+        edges = [[(lo, hi, n + 1) for lo, hi in ranges] for n in range(cap)]
+        edges.append([] if max_len is not None else [(lo, hi, cap) for lo, hi in ranges])
+        return CharDFA(0, edges, set(range(min_len, cap + 1)))
 
     def successors(key):
         q, n = key

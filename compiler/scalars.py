@@ -120,31 +120,35 @@ class ScalarLowering:
 
     def lower_chardfa(self, dfa: CharDFA, src: int, dst: int, literal: bool | None) -> None:
         """Scalar automaton to bytes: ``literal=None`` means ASCII only, scalars are bytes as they are."""
-        states = [self.state(src) for _ in range(dfa.size)]
-        self.prog.epsilon(src, states[dfa.start])
+        prog = self.prog
+        states = prog.new_states(prog.owner[src], dfa.size)
+        prog.epsilon(src, states[dfa.start])
         for q in dfa.accepting:
-            self.prog.epsilon(states[q], dst)
+            prog.epsilon(states[q], dst)
+        plans: dict[tuple, tuple[list, list]] = {}  # per scalar set: its raw ASCII ranges, its fragments
         for q, row in enumerate(dfa.edges):
             by_target: dict[int, list[tuple[int, int]]] = {}
             for lo, hi, t in row:
                 by_target.setdefault(t, []).append((lo, hi))
+            a = states[q]
+            edges, calls = prog.edges[a], prog.calls[a]
             for t, ranges in by_target.items():
-                a, b = states[q], states[t]
+                b = states[t]
                 if literal is None:
-                    for lo, hi in ranges:
-                        self.prog.byte(a, lo, hi, b)
+                    edges.extend((lo, hi, b) for lo, hi in ranges)
                     continue
                 rest = tuple(ranges)
-                for lo, hi in ascii_raw(rest):
-                    self.prog.byte(a, lo, hi, b)
                 if literal:  # one scalar: its few other spellings inline
-                    add_paths(self.prog, a, b, scalar_paths(rest, True, raw_ascii=False))
-                else:  # escapes and multi-byte forms: shared fragments, split at ASCII so the
-                    # big non-ASCII part (the same in almost every set) is built once per schema
-                    for part in split_ascii(rest):
-                        frag = self.shared(("scalar", part), lambda x, y, r=part: add_paths(
-                            self.prog, x, y, scalar_paths(r, False, raw_ascii=False)))
-                        self.prog.call(a, frag, b)
+                    edges.extend((lo, hi, b) for lo, hi in ascii_raw(rest))
+                    add_paths(prog, a, b, scalar_paths(rest, True, raw_ascii=False))
+                    continue
+                plan = plans.get(rest)
+                if plan is None:  # escapes and multi-byte forms: shared fragments, split at ASCII so
+                    # the big non-ASCII part (the same in almost every set) is built once per schema
+                    plan = plans[rest] = (ascii_raw(rest), [self.shared(("scalar", part), lambda x, y, r=part: add_paths(
+                        prog, x, y, scalar_paths(r, False, raw_ascii=False))) for part in split_ascii(rest)])
+                edges.extend((lo, hi, b) for lo, hi in plan[0])
+                calls.extend((frag, b) for frag in plan[1])
 
 
 def _num_key(v):
