@@ -35,24 +35,43 @@ class PlainTries:
     whose plain start runs into a control character or broken UTF-8 is refused by all of them.
     """
 
-    def __init__(self, tokens: list[tuple[int, bytes]], rooms=ROOMS):
+    def __init__(self, tokens: list[tuple[int, bytes]], size: int, rooms=ROOMS):
         members = sorted((len(data), t) for t, data in tokens if is_plain(data))
         self.ids = np.array([t for _, t in members], dtype=np.int64)
         self.lengths = np.array([n for n, _ in members], dtype=np.int64)
         longest = members[-1][0] if members else 0
+        # the plain tokens of at most 2**k bytes as ready masks: most of a room's tokens are one OR
+        self.fits: list[tuple[int, np.ndarray]] = []
+        width = 1
+        while members and width < 2 * longest:
+            fit = np.zeros(size, dtype=bool)
+            fit[self.ids[: np.searchsorted(self.lengths, width, side="right")]] = True
+            self.fits.append((width, fit))
+            width *= 2
         length = {t: n for n, t in members}
         self.rooms: list[tuple[int, TokenTrie]] = []
         for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
             self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens
                                                 if not 0 < length.get(t, 0) <= room and not breaks_strings(d)])))
 
-    def pick(self, room: int) -> tuple[int, TokenTrie] | None:
-        """The trie for a state with ``room`` bytes of the class, and how many class tokens fit."""
+    def pick(self, room: int) -> TokenTrie | None:
+        """The trie for a state with ``room`` bytes of plain text (None when it has too little)."""
         best = None
         for size, trie in self.rooms:
             if size <= room:
                 best = trie
-        return None if best is None else (int(np.searchsorted(self.lengths, room, side="right")), best)
+        return best
+
+    def allow_fitting(self, room: int, mask: np.ndarray) -> None:
+        """Set ``mask`` for every plain token of at most ``room`` bytes."""
+        width, fit = 0, None
+        for w, f in self.fits:
+            if w <= room:
+                width, fit = w, f
+        if fit is not None:
+            mask |= fit
+        lo, hi = np.searchsorted(self.lengths, [width, room], side="right")
+        mask[self.ids[lo:hi]] = True
 
 
 class VocabTries:
@@ -63,16 +82,15 @@ class VocabTries:
         tokens = [(t, data) for t, data in enumerate(token_bytes) if data]
         self.token_bytes = token_bytes
         self.full = TokenTrie(tokens, skippable=is_whitespace)
-        self.plain = PlainTries(tokens)
+        self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
 
     def allowed(self, dfa: LazyDFA, state: int, rooms: tuple[int, int], mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``, which surely reads ``rooms`` bytes
         of any plain text and of any whitespace."""
-        picked = self.plain.pick(rooms[0])
-        if picked is not None:
-            fits, trie = picked
-            mask[self.plain.ids[:fits]] = True
+        trie = self.plain.pick(rooms[0])
+        if trie is not None:
+            self.plain.allow_fitting(rooms[0], mask)
             trie.allowed(dfa, state, mask, broad=True)
         elif not self._loop_allowed(dfa, state, mask):
             self.full.allowed(dfa, state, mask, skip_room=rooms[1])
