@@ -127,29 +127,16 @@ class TokenTrie:
         while stack:
             node, s = stack.pop()
             kids = children[node]
-            if len(kids) > WIDE:
-                moves = reads.get(s)
-                if moves is None:
-                    moves = reads[s] = [(b, t) for b, t in enumerate(dfa.row(s)) if t != DEAD]
-                if len(moves) < len(kids):
-                    by_byte = child_of[node]
-                    for b, t in moves:
-                        child = by_byte.get(b)
-                        if child is not None:
-                            whole = skip.get(child)
-                            if whole is not None and whole[0] <= skip_room:
-                                out.extend(whole[1])
-                                continue
-                            if ends[child]:
-                                out.extend(ends[child])
-                            if children[child]:
-                                stack.append((child, t))
-                    continue
-            row = dfa.row(s)
-            for b, child in kids:
-                t = row[b]
-                if t == DEAD:
-                    continue
+            moves = reads.get(s) if len(kids) > WIDE else None
+            if moves is None and len(kids) > WIDE:
+                moves = reads[s] = [(b, t) for b, t in enumerate(dfa.row(s)) if t != DEAD]
+            if moves is not None and len(moves) < len(kids):
+                by_byte = child_of[node]
+                steps = [(by_byte[b], t) for b, t in moves if b in by_byte]
+            else:
+                row = dfa.row(s)
+                steps = [(child, row[b]) for b, child in kids if row[b] != DEAD]
+            for child, t in steps:
                 whole = skip.get(child)
                 if whole is not None and whole[0] <= skip_room:
                     out.extend(whole[1])
