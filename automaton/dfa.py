@@ -42,6 +42,7 @@ class LazyDFA:
         self._costs = bytes(frags[g].costs_depth for g in program.owner)  # per program state
         # states whose closure is themselves: byte edges only, not a fragment's final state
         finals = {f.final for f in frags}
+        self._is_final = bytes(s in finals and frags[program.owner[s]].final == s for s in range(program.size))
         self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
                              and s not in finals for s in range(program.size))
         root = program.fragments[program.root]
@@ -122,36 +123,37 @@ class LazyDFA:
 
     def _closure(self, configs) -> tuple[Kernel, bool]:
         prog = self.program
-        edges, eps, calls, owner, frags = prog.edges, prog.eps, prog.calls, prog.owner, prog.fragments
+        edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
+        costs, is_final, max_depth = self._costs, self._is_final, prog.max_depth
         root_final = frags[prog.root].final
         seen: set[Config] = set()
-        stack = list(configs)
+        stack = [(c, max_depth - sum([costs[s] for s in c])) for c in configs]  # with depth left
         kernel = []
         accepting = False
         while stack:
-            c = stack.pop()
+            c, left = stack.pop()
             if c in seen:
                 continue
             seen.add(c)
             s = c[-1]
             if edges[s]:
                 kernel.append(c)
-            if s == frags[owner[s]].final:
+            left_below = left + costs[s]  # what the stack without its top has left
+            if is_final[s]:
                 if len(c) == 1:
                     accepting = accepting or s == root_final
                 else:
-                    stack.append(c[:-1])
+                    stack.append((c[:-1], left_below))
             if eps[s] or calls[s]:
-                left = self.depth_left(c)
                 live = prog.live(left)
                 for t in eps[s]:
                     if live[t]:
-                        stack.append(c[:-1] + (t,))
+                        stack.append((c[:-1] + (t,), left_below - costs[t]))
                 for g, r in calls[s]:
                     frag = frags[g]
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
-                        stack.append(c[:-1] + (r, frag.start))
+                        stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
         return tuple(sorted(kernel)), accepting
 
     def _intern(self, kernel: Kernel, accepting: bool) -> int:
