@@ -40,11 +40,11 @@ class LazyDFA:
         self._lock = threading.Lock()
         frags = program.fragments
         self._costs = bytes(frags[g].costs_depth for g in program.owner)  # per program state
-        # states whose closure is themselves: byte edges only, not a fragment's final state
         finals = {f.final for f in frags}
-        self._is_final = bytes(s in finals and frags[program.owner[s]].final == s for s in range(program.size))
+        self._is_final = bytes(s in finals for s in range(program.size))
+        # states whose closure is themselves: byte edges only, not a fragment's final state
         self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
-                             and s not in finals for s in range(program.size))
+                             and not self._is_final[s] for s in range(program.size))
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([(root.start,)]))
 
@@ -122,6 +122,10 @@ class LazyDFA:
         return self.program.max_depth - sum([costs[s] for s in config])
 
     def _closure(self, configs) -> tuple[Kernel, bool]:
+        if len(configs) == 1:
+            (c,) = configs
+            if self._simple[c[-1]]:
+                return (c,), False  # its own closure
         prog = self.program
         edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
         costs, is_final, max_depth = self._costs, self._is_final, prog.max_depth
@@ -165,8 +169,7 @@ class LazyDFA:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
-            if sid + 2 > len(self._has):
-                self._grow(sid + 1)
+            self._grow(sid + 1)
             self._ids[key] = sid
             self._kernels.append(kernel)
             self._accepting.append(accepting)
@@ -205,10 +208,7 @@ class LazyDFA:
             key = frozenset(active)
             sid = memo.get(key)
             if sid is None:
-                if len(key) == 1 and self._simple[next(iter(key))[-1]]:
-                    sid = memo[key] = self._intern(tuple(key), False)  # its own closure
-                else:
-                    sid = memo[key] = self._intern(*self._closure(key))
+                sid = memo[key] = self._intern(*self._closure(key))
             row[a:b] = [sid] * (b - a)
         return row
 

@@ -17,12 +17,12 @@ import numpy as np
 
 from .dfa import DEAD, LazyDFA
 from .loops import LoopTokens
-from .plain import WHITESPACE, PlainReach, breaks_strings, is_plain, is_whitespace
+from .plain import PLAIN, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace
 from .trie import SMALL_WALK, TokenTrie
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
-ROOMS = (8, 16)  # room sizes with their own trie, besides the longest token of the class
+ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
 class PlainTries:
@@ -85,22 +85,27 @@ class VocabTries:
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
 
-    def allowed(self, dfa: LazyDFA, state: int, rooms: tuple[int, int], mask: np.ndarray) -> None:
-        """Set ``mask`` where a token is allowed from ``state``, which surely reads ``rooms`` bytes
-        of any plain text and of any whitespace."""
-        trie = self.plain.pick(rooms[0])
+    def allowed(self, dfa: LazyDFA, state: int, room, mask: np.ndarray) -> None:
+        """Set ``mask`` where a token is allowed from ``state``; ``room(state, text)`` says how many
+        bytes of any text of that class the state surely reads (asked only when it helps)."""
+        plain = room(state, PLAIN)
+        trie = self.plain.pick(plain)
         if trie is not None:
-            self.plain.allow_fitting(rooms[0], mask)
-            trie.allowed(dfa, state, mask, broad=True)
+            self.plain.allow_fitting(plain, mask)
+            trie.allowed(dfa, state, mask, narrow=False)
+            return
+        narrow = self.full.expected(dfa, state) <= SMALL_WALK
+        if narrow:
+            self.full.allowed(dfa, state, mask, narrow=True, skip_room=room(state, WHITESPACE))
         elif not self._loop_allowed(dfa, state, mask):
-            self.full.allowed(dfa, state, mask, skip_room=rooms[1])
+            self.full.allowed(dfa, state, mask, narrow=False)
 
     def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
         """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,
         with ``mask`` untouched, when the state does not or too many tokens would need a walk."""
         row = np.array(dfa.row(state))
         loop = row == state
-        if loop.sum() < LOOP_MIN or self.full.expected(dfa, state) <= SMALL_WALK:
+        if loop.sum() < LOOP_MIN:
             return False
         split = self.loops.split(loop)
         walks = np.flatnonzero(row[split.out_byte] != DEAD)
@@ -140,7 +145,7 @@ class TokenIndex:
         self.size = vocab.size
         self.eos = np.array(sorted(vocab.eos_ids), dtype=np.int64)
         self.tries = vocab_tries(vocab)
-        self._reach: dict[tuple[int, bool], PlainReach] = {}
+        self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self._max_entries = max(16, max_cache_bytes // max(1, self.size))
         self._lock = threading.Lock()
@@ -148,23 +153,19 @@ class TokenIndex:
         self.eos_only[self.eos] = True
         self.eos_only.flags.writeable = False
 
-    def rooms(self, state: int) -> tuple[int, int]:
-        """Bytes of any plain text, and of any whitespace, that ``state`` surely reads: the most any
-        of its configurations reads."""
-        plain = whitespace = 0
-        for config in self.dfa.configurations(state):
-            live = self.dfa.program.live(self.dfa.depth_left(config))
-            plain = max(plain, self._reach_of(live, True)(config[-1]))
-            whitespace = max(whitespace, self._reach_of(live, False)(config[-1]))
-        return plain, whitespace
+    def room(self, state: int, text: TextClass) -> int:
+        """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
+        configurations reads, each with the liveness of the depth it has left."""
+        dfa = self.dfa
+        return max((self._reach_of(dfa.program.live(dfa.depth_left(c)), text)(c[-1])
+                    for c in dfa.configurations(state)), default=0)
 
-    def _reach_of(self, live, plain: bool) -> PlainReach:
+    def _reach_of(self, live, text: TextClass) -> TextReach:
         """One analysis per liveness level (levels that agree are one object) and text class."""
-        key = (id(live), plain)
+        key = (id(live), text)
         reach = self._reach.get(key)
         if reach is None:
-            reach = self._reach.setdefault(key, PlainReach(self.dfa.program, live) if plain
-                                           else PlainReach(self.dfa.program, live, WHITESPACE, multibyte=False))
+            reach = self._reach.setdefault(key, TextReach(self.dfa.program, live, text))
         return reach
 
     def mask(self, state: int) -> np.ndarray:
@@ -173,7 +174,7 @@ class TokenIndex:
         if m is not None:
             return m
         m = np.zeros(self.size, dtype=bool)
-        self.tries.allowed(self.dfa, state, self.rooms(state), m)
+        self.tries.allowed(self.dfa, state, self.room, m)
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False

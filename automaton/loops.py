@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,11 +19,13 @@ WIDTH = 32  # bytes of each token looked at in the vectorised pass; longer token
 PAD = 256  # the filler after a token's last byte, counted as inside every class
 
 
-class LoopSplit:
+class LoopSplit(NamedTuple):
     """Tokens inside a class, and for the others: where they leave it and the byte there."""
 
-    def __init__(self, inside: np.ndarray, out_ids: np.ndarray, out_at: np.ndarray, out_byte: np.ndarray):
-        self.inside, self.out_ids, self.out_at, self.out_byte = inside, out_ids, out_at, out_byte
+    inside: np.ndarray
+    out_ids: np.ndarray
+    out_at: np.ndarray
+    out_byte: np.ndarray
 
 
 class LoopTokens:

@@ -3,7 +3,7 @@
 Most tokens of a vocabulary are *plain*: UTF-8 text (maybe ending inside a scalar) with no quote,
 backslash or control character. Inside a free string (a value, an additional key, a string with room left under
 its ``maxLength``) every plain token up to some length is allowed, so such a state's mask is "the
-plain tokens that fit" plus a walk over the few other tokens. ``PlainReach`` computes, from the
+plain tokens that fit" plus a walk over the few other tokens. ``TextReach`` computes, from the
 program alone and once per program state, how many bytes of *any* plain text a state is sure to
 read; it is a lower bound (sound), and ``UNBOUNDED`` when every plain text of any length is read.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from dataclasses import dataclass
 
 UNBOUNDED = 1 << 30
 ROOM_CAP = 256  # rooms are exact up to this many bytes (more than any plain token needs)
 HORIZON = 2 * ROOM_CAP  # steps explored from a query; states past it count as reading nothing
 STATE_BUDGET = 5_000  # states explored per query; past it the rest count as reading nothing
-MAX_INLINE = 3  # called fragments (an escape, a multi-byte scalar) followed inline
 
 # The UTF-8 decoder over plain text: boundary, then the states inside a multi-byte scalar.
 B, C1, C2, C3, E0, ED, F0, F4 = range(8)
@@ -36,32 +36,48 @@ for _u, _steps in PLAIN_STEPS.items():
         _TABLE[_u][_lo: _hi + 1] = [_next] * (_hi - _lo + 1)
 
 
+def _plain_run(data: bytes) -> tuple[int, int]:
+    """How far ``data`` is plain text: the index of the first byte that is not (``len(data)``
+    when all are), and the decoder state before it."""
+    u = B
+    for i, b in enumerate(data):
+        nxt = _TABLE[u][b]
+        if nxt < 0:
+            return i, u
+        u = nxt
+    return len(data), u
+
+
 def breaks_strings(data: bytes) -> bool:
     """Plain text up to a byte that no JSON string reads raw: a control character, or bytes that are
     not UTF-8. Inside a string such a token can never be read, whatever the schema."""
-    u = B
-    for b in data:
-        nxt = _TABLE[u][b]
-        if nxt < 0:
-            return b < 0x20 or u != B or 0x80 <= b < 0xC2 or b >= 0xF5
-        u = nxt
-    return False
+    end, u = _plain_run(data)
+    if end == len(data):
+        return False
+    b = data[end]
+    return b < 0x20 or u != B or 0x80 <= b < 0xC2 or b >= 0xF5
 
 
 def is_plain(data: bytes) -> bool:
     """Plain text, possibly ending inside a scalar: every byte a step of ``PLAIN_STEPS`` from the
     boundary (no quote, backslash, control character or DEL; no invalid or stray UTF-8)."""
-    u = B
-    for b in data:
-        u = _TABLE[u][b]
-        if u < 0:
-            return False
-    return bool(data)
+    return bool(data) and _plain_run(data)[0] == len(data)
 
 
-ASCII_PLAIN = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
-WHITESPACE = ((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20))
 MULTI_BYTE = 2  # the fewest bytes of a scalar outside ASCII
+
+
+@dataclass(frozen=True)
+class TextClass:
+    """A kind of text whose room is measured: its ASCII bytes, and whether every scalar outside
+    ASCII belongs to it too."""
+
+    ascii_ranges: tuple[tuple[int, int], ...]
+    multibyte: bool
+
+
+PLAIN = TextClass(((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E)), multibyte=True)
+WHITESPACE = TextClass(((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20)), multibyte=False)
 
 
 def is_whitespace(data: bytes) -> bool:
@@ -69,9 +85,19 @@ def is_whitespace(data: bytes) -> bool:
     return bool(data) and not data.strip(b" \t\n\r")
 
 
-class PlainReach:
-    """``reach(state)``: bytes of any plain text that program ``state`` surely reads at a scalar
-    boundary, staying inside its fragment (memoised, thread-safe).
+def _pieces(lo: int, hi: int, edges):
+    """``lo..hi`` cut at the bounds of ``edges`` (``(a, b, target)``, inclusive): each piece
+    ``(x, y)`` (``y`` exclusive) with the targets of the edges covering all of it."""
+    cuts = sorted({lo, hi + 1} | {max(a, lo) for a, b, _ in edges if a <= hi and b >= lo}
+                  | {min(b, hi) + 1 for a, b, _ in edges if a <= hi and b >= lo})
+    for x, y in zip(cuts, cuts[1:]):
+        yield x, y, [t for a, b, t in edges if a <= x and y - 1 <= b]
+
+
+class TextReach:
+    """``reach(state)``: bytes of any text of a ``TextClass`` (plain string text, whitespace) that
+    program ``state`` surely reads at a scalar boundary, staying inside its fragment (memoised,
+    thread-safe).
 
     ASCII comes from the state's own byte edges (after epsilon moves); the rest of plain text from
     calls to fragments that together read every scalar outside ASCII raw and return (how strings
@@ -79,11 +105,10 @@ class PlainReach:
     unread, which only makes the answer smaller.
     """
 
-    def __init__(self, program, live, ascii_ranges=ASCII_PLAIN, multibyte: bool = True):
+    def __init__(self, program, live, text: TextClass = PLAIN):
         self.program = program
         self.live = live  # the live states of the depth the configurations have left
-        self.ascii_ranges = ascii_ranges
-        self.multibyte = multibyte
+        self.text = text
         self._memo: dict[int, int] = {}
         self._covers: dict[frozenset[int], bool] = {}
         self._lock = threading.Lock()
@@ -110,17 +135,17 @@ class PlainReach:
     def _successors(self, state: int) -> list[list[tuple[int, int]]] | None:
         """Per piece of plain text (each ASCII run a byte edge covers, then all multi-byte scalars):
         the states it may lead to, with the bytes it costs; None when some plain text is refused."""
-        prog, live = self.program, self.live
+        prog, live, multibyte = self.program, self.live, self.text.multibyte
         edges, calls = [], []
         for s in self._closure(state):
             edges += [(lo, hi, t) for lo, hi, t in prog.edges[s] if live[t]]
-            if self.multibyte:
+            if multibyte:
                 for g, r in prog.calls[s]:
                     frag = prog.fragments[g]
                     if not frag.costs_depth and live[r] and live[frag.start]:
                         calls.append((g, r))
         pieces = []
-        if self.multibyte:
+        if multibyte:
             # every scalar outside ASCII read by the called fragments together (each may cover some,
             # as a pattern's \S and \s do) and back: it costs two bytes or more and leads to one of
             # the return states, so the least of their rooms is a sound bound
@@ -129,14 +154,11 @@ class PlainReach:
             if not self._cover(frozenset(g for g, _ in calls)):
                 return None
             pieces.append([(r, MULTI_BYTE) for _, r in calls])
-        for lo, hi in self.ascii_ranges:
-            cuts = sorted({lo, hi + 1} | {max(a, lo) for a, b, _ in edges if a <= hi and b >= lo}
-                          | {min(b, hi) + 1 for a, b, _ in edges if a <= hi and b >= lo})
-            for x, y in zip(cuts, cuts[1:]):
-                succ = [(t, 1) for a, b, t in edges if a <= x and y - 1 <= b]
-                if not succ:
+        for lo, hi in self.text.ascii_ranges:
+            for _, _, targets in _pieces(lo, hi, edges):
+                if not targets:
                     return None
-                pieces.append(succ)
+                pieces.append([(t, 1) for t in targets])
         return pieces
 
     def _cover(self, fragments: frozenset[int]) -> bool:
@@ -157,10 +179,8 @@ class PlainReach:
         prog, live, frags = self.program, self.live, self.program.fragments
         steps = PLAIN_STEPS[u] if u != B else [x for x in PLAIN_STEPS[B] if x[0] >= 0x80]
         for lo, hi, u2 in steps:
-            edges = [(a, b, t, g) for s, g in positions for a, b, t in prog.edges[s] if live[t] and a <= hi and b >= lo]
-            cuts = sorted({lo, hi + 1} | {max(a, lo) for a, _, _, _ in edges} | {min(b, hi) + 1 for _, b, _, _ in edges})
-            for x, y in zip(cuts, cuts[1:]):
-                nxt = [(t, g) for a, b, t, g in edges if a <= x and y - 1 <= b]
+            edges = [(a, b, (t, g)) for s, g in positions for a, b, t in prog.edges[s] if live[t]]
+            for _, _, nxt in _pieces(lo, hi, edges):
                 if u2 == B:
                     if not any(frags[g].final in self._closure(t) for t, g in nxt):
                         return False

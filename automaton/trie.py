@@ -17,8 +17,8 @@ import numpy as np
 from .dfa import DEAD, LazyDFA
 
 SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Python walk is faster
-HANDOVER = 400
-WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead  # tokens under the live frontier, below which the numpy walk finishes in Python
+HANDOVER = 400  # tokens under the live frontier, below which the numpy walk finishes in Python
+WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead
 
 
 class TokenTrie:
@@ -29,7 +29,6 @@ class TokenTrie:
         for tid, data in tokens:
             if data:
                 by_bytes.setdefault(data, []).append(tid)
-        self.ids = np.array(sorted(t for ids in by_bytes.values() for t in ids), dtype=np.int64)
         levels: list[list[bytes]] = [[b""]]
         longer = list(by_bytes)
         while True:
@@ -92,11 +91,14 @@ class TokenTrie:
                     longest = max([d if ids else 0] + [k[0] for k in kids])
                     self.skip[node] = (longest, tuple(ids) + tuple(t for k in kids for t in k[1]))
 
-    def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, broad: bool = False, skip_room: int = 0) -> None:
+    def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, narrow: bool | None = None,
+                skip_room: int = 0) -> None:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
-        ``state`` (``broad``: the state is known to read much of the trie; ``skip_room``: it
-        surely reads that many bytes of skippable text)."""
-        if not broad and self.expected(dfa, state) <= SMALL_WALK:
+        ``state``. ``narrow``: whether the state reads little of the trie (None: judge it here
+        with ``expected``); ``skip_room``: it surely reads that many bytes of skippable text."""
+        if narrow is None:
+            narrow = self.expected(dfa, state) <= SMALL_WALK
+        if narrow:
             mask[self._walk_python(dfa, [(0, state)], skip_room)] = True
         else:
             self._walk_frontier(dfa, state, mask)
