@@ -29,6 +29,8 @@ class LazyDFA:
         # kernels are sorted tuples of configurations: tuples of ints are untracked by the garbage
         # collector once it has seen them, so a large automaton does not slow full collections
         self._kernels: list[Kernel] = []
+        self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
+        self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
         self._accepting: list[bool] = []
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
@@ -46,7 +48,7 @@ class LazyDFA:
         self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
                              and not self._is_final[s] for s in range(program.size))
         root = program.fragments[program.root]
-        self.start = self._intern(*self._closure([(root.start,)]))
+        self.start = self._intern(*self._closure([((root.start,), self.depth_left((root.start,)))]))
 
     # -- public byte-step API ----------------------------------------------------------------
     def step(self, state: int, byte: int) -> int:
@@ -121,19 +123,54 @@ class LazyDFA:
         costs = self._costs
         return self.program.max_depth - sum([costs[s] for s in config])
 
-    def _closure(self, configs) -> tuple[Kernel, bool]:
-        if len(configs) == 1:
-            (c,) = configs
-            if self._simple[c[-1]]:
-                return (c,), False  # its own closure
+    def depths(self, state: int) -> tuple[int, ...]:
+        """``depth_left`` of each configuration of ``state``, in the same order."""
+        return self._depths[state]
+
+    def _closure(self, configs) -> tuple[Kernel, bool, tuple[int, ...]]:
+        """The configurations that ``configs`` (pairs of call stack and depth left) reach without
+        reading a byte and that read one, whether the document may end, and their depths left.
+
+        Each stack's top is closed on its own (``_local``, memoised per program state and depth), so
+        a closure is a few tuple joins; only a top that finishes its fragment returns into the stack
+        below, which is then closed the same way."""
+        kernel: dict[Config, int] = {}
+        accepting = False
+        simple, costs, local = self._simple, self._costs, self._local_memo
+        returned: set[Config] = set()
+        todo = list(configs)
+        while todo:
+            c, left = todo.pop()
+            s = c[-1]
+            if simple[s]:
+                kernel[c] = left
+                continue
+            found = local.get((s, left))
+            if found is None:
+                found = local[(s, left)] = self._local(s, left)
+            tails, lefts, returns = found
+            head = c[:-1]
+            for tail, tail_left in zip(tails, lefts):
+                kernel[head + tail] = tail_left
+            if returns:
+                if not head:
+                    accepting = True  # the root fragment finished
+                elif head not in returned:
+                    returned.add(head)
+                    todo.append((head, left + costs[s]))
+        ordered = sorted(kernel)
+        return tuple(ordered), accepting, tuple([kernel[c] for c in ordered])
+
+    def _local(self, state: int, left: int) -> tuple[tuple[Config, ...], tuple[int, ...], bool]:
+        """The closure of one stack top: the stacks (this frame, then any frames it calls) that
+        read a byte, with their depths left, and whether the frame itself may finish."""
         prog = self.program
         edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
-        costs, is_final, max_depth = self._costs, self._is_final, prog.max_depth
-        root_final = frags[prog.root].final
+        costs, is_final = self._costs, self._is_final
         seen: set[Config] = set()
-        stack = [(c, max_depth - sum([costs[s] for s in c])) for c in configs]  # with depth left
-        kernel = []
-        accepting = False
+        stack = [((state,), left)]
+        tails, lefts = [], []
+        returns = False
         while stack:
             c, left = stack.pop()
             if c in seen:
@@ -141,11 +178,12 @@ class LazyDFA:
             seen.add(c)
             s = c[-1]
             if edges[s]:
-                kernel.append(c)
+                tails.append(c)
+                lefts.append(left)
             left_below = left + costs[s]  # what the stack without its top has left
             if is_final[s]:
                 if len(c) == 1:
-                    accepting = accepting or s == root_final
+                    returns = True
                 else:
                     stack.append((c[:-1], left_below))
             if eps[s] or calls[s]:
@@ -158,9 +196,9 @@ class LazyDFA:
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
                         stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
-        return tuple(sorted(kernel)), accepting
+        return tuple(tails), tuple(lefts), returns
 
-    def _intern(self, kernel: Kernel, accepting: bool) -> int:
+    def _intern(self, kernel: Kernel, accepting: bool, depths: tuple[int, ...]) -> int:
         if not kernel and not accepting:
             return DEAD
         key = (kernel, accepting)
@@ -172,6 +210,7 @@ class LazyDFA:
             self._grow(sid + 1)
             self._ids[key] = sid
             self._kernels.append(kernel)
+            self._depths.append(depths)
             self._accepting.append(accepting)
             self._rows.append(None)
         return sid
@@ -181,12 +220,15 @@ class LazyDFA:
         piece (a byte class of this state) is closed once."""
         prog = self.program
         moves: list[tuple[int, int, Config]] = []
-        for c in self._kernels[state]:
-            live = prog.live(self.depth_left(c))
+        left_of: dict[Config, int] = {}  # a byte edge stays in its fragment: the depth left is kept
+        for c, left in zip(self._kernels[state], self._depths[state]):
+            live = prog.live(left)
             head = c[:-1]
             for lo, hi, t in prog.edges[c[-1]]:
                 if live[t]:
-                    moves.append((lo, hi, head + (t,)))
+                    moved = head + (t,)
+                    moves.append((lo, hi, moved))
+                    left_of[moved] = left
         # sweep the byte axis: at each boundary, moves start or end; between two, the set is fixed
         events: dict[int, list[tuple[int, Config]]] = {}
         for lo, hi, c in moves:
@@ -208,7 +250,7 @@ class LazyDFA:
             key = frozenset(active)
             sid = memo.get(key)
             if sid is None:
-                sid = memo[key] = self._intern(*self._closure(key))
+                sid = memo[key] = self._intern(*self._closure([(c, left_of[c]) for c in key]))
             row[a:b] = [sid] * (b - a)
         return row
 

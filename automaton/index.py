@@ -17,7 +17,7 @@ import numpy as np
 
 from .dfa import DEAD, LazyDFA
 from .loops import LoopTokens
-from .plain import PLAIN, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace
+from .plain import PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace
 from .trie import SMALL_WALK, TokenTrie
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
@@ -157,8 +157,13 @@ class TokenIndex:
         """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
         configurations reads, each with the liveness of the depth it has left."""
         dfa = self.dfa
-        return max((self._reach_of(dfa.program.live(dfa.depth_left(c)), text)(c[-1])
-                    for c in dfa.configurations(state)), default=0)
+        live = dfa.program.live
+        best = 0
+        for c, left in zip(dfa.configurations(state), dfa.depths(state)):
+            best = max(best, self._reach_of(live(left), text)(c[-1]))
+            if best >= ROOM_CAP:
+                break  # as much as any token needs
+        return best
 
     def _reach_of(self, live, text: TextClass) -> TextReach:
         """One analysis per liveness level (levels that agree are one object) and text class."""

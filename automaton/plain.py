@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from functools import lru_cache
 from dataclasses import dataclass
 
 UNBOUNDED = 1 << 30
@@ -94,6 +95,20 @@ def _pieces(lo: int, hi: int, edges):
         yield x, y, [t for a, b, t in edges if a <= x and y - 1 <= b]
 
 
+@lru_cache(maxsize=8192)
+def _cover_spans(ranges: tuple[tuple[int, int], ...], spans: tuple[tuple[int, int], ...]):
+    """``ranges`` cut at the bounds of ``spans``: per piece, the indices of the spans covering it
+    (each distinct set once); None when a piece has none. States of one shape share the answer."""
+    edges = [(a, b, i) for i, (a, b) in enumerate(spans)]
+    found = set()
+    for lo, hi in ranges:
+        for _, _, covering in _pieces(lo, hi, edges):
+            if not covering:
+                return None
+            found.add(tuple(covering))
+    return tuple(found)
+
+
 class TextReach:
     """``reach(state)``: bytes of any text of a ``TextClass`` (plain string text, whitespace) that
     program ``state`` surely reads at a scalar boundary, staying inside its fragment (memoised,
@@ -122,7 +137,9 @@ class TextReach:
                     r = self._compute(state)
         return r
 
-    def _closure(self, state: int) -> set[int]:
+    def _closure(self, state: int):
+        if not self.program.eps[state]:
+            return (state,)
         seen = {state}
         todo = [state]
         while todo:
@@ -132,9 +149,9 @@ class TextReach:
                     todo.append(t)
         return seen
 
-    def _successors(self, state: int) -> list[list[tuple[int, int]]] | None:
-        """Per piece of plain text (each ASCII run a byte edge covers, then all multi-byte scalars):
-        the states it may lead to, with the bytes it costs; None when some plain text is refused."""
+    def _successors(self, state: int) -> list[tuple[int, tuple[int, ...]]] | None:
+        """Per piece of text (each ASCII run the byte edges cut, then all multi-byte scalars): the
+        bytes it costs and the states it may lead to; None when some text of the class is refused."""
         prog, live, multibyte = self.program, self.live, self.text.multibyte
         edges, calls = [], []
         for s in self._closure(state):
@@ -144,7 +161,10 @@ class TextReach:
                     frag = prog.fragments[g]
                     if not frag.costs_depth and live[r] and live[frag.start]:
                         calls.append((g, r))
-        pieces = []
+        cut = _cover_spans(self.text.ascii_ranges, tuple([(lo, hi) for lo, hi, _ in edges]))
+        if cut is None:
+            return None
+        pieces = {(1, tuple({edges[i][2] for i in covering})) for covering in cut}
         if multibyte:
             # every scalar outside ASCII read by the called fragments together (each may cover some,
             # as a pattern's \S and \s do) and back: it costs two bytes or more and leads to one of
@@ -153,18 +173,15 @@ class TextReach:
                 return None
             if not self._cover(frozenset(g for g, _ in calls)):
                 return None
-            pieces.append([(r, MULTI_BYTE) for _, r in calls])
-        for lo, hi in self.text.ascii_ranges:
-            for _, _, targets in _pieces(lo, hi, edges):
-                if not targets:
-                    return None
-                pieces.append([(t, 1) for t in targets])
-        return pieces
+            pieces.add((MULTI_BYTE, tuple({r for _, r in calls})))
+        return list(pieces)
 
     def _cover(self, fragments: frozenset[int]) -> bool:
         """The ``fragments`` together read every scalar outside ASCII in raw UTF-8, each such
         reading able to finish its fragment."""
         known = self._covers.get(fragments)
+        if known is None and len(fragments) > 1 and any(self._cover(frozenset((g,))) for g in fragments):
+            known = self._covers[fragments] = True  # one of them reads them all (a free string's)
         if known is None:
             frags = self.program.fragments
             start = [(x, g) for g in fragments for x in self._closure(frags[g].start)]
@@ -192,7 +209,7 @@ class TextReach:
         """Explore the states plain text leads to (stopping at known ones), keep the greatest set
         that reads plain text forever (``UNBOUNDED``), then count the others' room from the sinks up."""
         memo = self._memo
-        pieces: dict[int, list[list[tuple[int, int]]]] = {}
+        pieces: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         value: dict[int, int] = {}  # final values: known states, blocked ones, then the rest
         steps = {start: 0}  # breadth first, so the states near the query are the ones known exactly
         queue = deque([start])
@@ -206,35 +223,35 @@ class TextReach:
                 value[s] = 0
                 continue
             pieces[s] = succ
-            for piece in succ:
-                for t, _ in piece:
+            for _, targets in succ:
+                for t in targets:
                     if t not in steps:
                         steps[t] = steps[s] + 1
                         queue.append(t)
         preds: dict[int, list[int]] = {}
         for s, succ in pieces.items():
-            for piece in succ:
-                for t, _ in piece:
+            for _, targets in succ:
+                for t in targets:
                     preds.setdefault(t, []).append(s)
         # the greatest set whose every piece leads into the set
         total = set(pieces) | {s for s, v in value.items() if v == UNBOUNDED}
         check = list(pieces)
         while check:
             s = check.pop()
-            if s in total and s in pieces and not all(any(t in total for t, _ in piece) for piece in pieces[s]):
+            if s in total and s in pieces and not all(any(t in total for t in targets) for _, targets in pieces[s]):
                 total.discard(s)
                 check.extend(preds.get(s, ()))
         for s in total:
             value[s] = UNBOUNDED
         # the others, successors first; a state on a cycle outside the total set reads nothing more
-        waiting = {s: {t for piece in succ for t, _ in piece if t not in value}
+        waiting = {s: {t for _, targets in succ for t in targets if t not in value}
                    for s, succ in pieces.items() if s not in total}
         ready = [s for s, w in waiting.items() if not w]
         while ready:
             s = ready.pop()
             best = UNBOUNDED - 1
-            for piece in pieces[s]:
-                best = min(best, max(cost + value.get(t, 0) for t, cost in piece))
+            for cost, targets in pieces[s]:
+                best = min(best, cost + max(value.get(t, 0) for t in targets))
             value[s] = best
             for p in preds.get(s, ()):
                 w = waiting.get(p)
