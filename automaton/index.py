@@ -17,11 +17,17 @@ import numpy as np
 
 from .dfa import DEAD, LazyDFA
 from .loops import LoopTokens
-from .plain import PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace
+from .plain import (PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
+                    room_together)
 from .trie import SMALL_WALK, TokenTrie
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
+MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
+_PLAIN_ASCII = [b for lo, hi in PLAIN.ascii_ranges for b in range(lo, hi + 1)]
+# plain bytes JSON reads only inside strings: a state that reads one is inside a string, whatever
+# configuration (JSON's lexical state is a function of the text read so far)
+_STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eEtrufalsn"]
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
@@ -37,6 +43,7 @@ class PlainTries:
 
     def __init__(self, tokens: list[tuple[int, bytes]], size: int, rooms=ROOMS):
         members = sorted((len(data), t) for t, data in tokens if is_plain(data))
+        tokens_by_id = dict(tokens)
         self.ids = np.array([t for _, t in members], dtype=np.int64)
         self.lengths = np.array([n for n, _ in members], dtype=np.int64)
         longest = members[-1][0] if members else 0
@@ -49,10 +56,19 @@ class PlainTries:
             self.fits.append((width, fit))
             width *= 2
         length = {t: n for n, t in members}
+        firsts: dict[int, list[int]] = {}
+        for _, t in members:
+            firsts.setdefault(tokens_by_id[t][0], []).append(t)
+        self.by_first = {b: np.array(ids, dtype=np.int64) for b, ids in firsts.items()}
         self.rooms: list[tuple[int, TokenTrie]] = []
         for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
             self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens
                                                 if not 0 < length.get(t, 0) <= room and not breaks_strings(d)])))
+
+    def refuse_first(self, refused, mask: np.ndarray) -> None:
+        """Clear ``mask`` for every plain token that starts with a byte of ``refused``."""
+        for b in refused:
+            mask[self.by_first[b]] = False
 
     def pick(self, room: int) -> TokenTrie | None:
         """The trie for a state with ``room`` bytes of plain text (None when it has too little)."""
@@ -85,18 +101,20 @@ class VocabTries:
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
 
-    def allowed(self, dfa: LazyDFA, state: int, room, mask: np.ndarray) -> None:
-        """Set ``mask`` where a token is allowed from ``state``; ``room(state, text)`` says how many
-        bytes of any text of that class the state surely reads (asked only when it helps)."""
-        plain = room(state, PLAIN)
+    def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
+        """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
+        many bytes of any text of that class the state surely reads, ``rooms.plain_room(state)`` the
+        same for plain text, with the first bytes that text must avoid (asked only when it helps)."""
+        plain, refused = rooms.plain_room(state)
         trie = self.plain.pick(plain)
         if trie is not None:
             self.plain.allow_fitting(plain, mask)
+            self.plain.refuse_first(refused, mask)
             trie.allowed(dfa, state, mask, narrow=False)
             return
         narrow = self.full.expected(dfa, state) <= SMALL_WALK
         if narrow:
-            self.full.allowed(dfa, state, mask, narrow=True, skip_room=room(state, WHITESPACE))
+            self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE))
         elif not self._loop_allowed(dfa, state, mask):
             self.full.allowed(dfa, state, mask, narrow=False)
 
@@ -165,6 +183,24 @@ class TokenIndex:
                 break  # as much as any token needs
         return best
 
+    def plain_room(self, state: int) -> tuple[int, frozenset[int]]:
+        """The room of plain text at ``state`` (``room``), or, when that is too little for the
+        room tries, the room of its configurations together for plain text that avoids the few
+        plain ASCII bytes the state refuses outright, with those bytes."""
+        plain = self.room(state, PLAIN)
+        if plain >= ROOMS[0]:
+            return plain, frozenset()
+        row = self.dfa.row(state)
+        refused = frozenset(b for b in _PLAIN_ASCII if row[b] == DEAD)
+        if len(refused) > MAX_REFUSED or not any(row[b] != DEAD for b in _STRING_ONLY):
+            return plain, frozenset()
+        dfa = self.dfa
+        live = dfa.program.live
+        starts = [(self._reach_of(live(left), PLAIN), c[-1])
+                  for c, left in zip(dfa.configurations(state), dfa.depths(state))]
+        together = room_together(starts, PLAIN, refused)
+        return (together, refused) if together > plain else (plain, frozenset())
+
     def _reach_of(self, live, text: TextClass) -> TextReach:
         """One analysis per liveness level (levels that agree are one object) and text class."""
         key = (id(live), text)
@@ -179,7 +215,7 @@ class TokenIndex:
         if m is not None:
             return m
         m = np.zeros(self.size, dtype=bool)
-        self.tries.allowed(self.dfa, state, self.room, m)
+        self.tries.allowed(self.dfa, state, self, m)
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False

@@ -149,39 +149,56 @@ class TextReach:
                     todo.append(t)
         return seen
 
-    def _successors(self, state: int) -> list[tuple[int, tuple[int, ...]]] | None:
-        """Per piece of text (each ASCII run the byte edges cut, then all multi-byte scalars): the
-        bytes it costs and the states it may lead to; None when some text of the class is refused."""
-        prog, live, multibyte = self.program, self.live, self.text.multibyte
+    def moves(self, state: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]]]:
+        """The live byte edges ``(lo, hi, target)`` of ``state`` and its epsilon closure, and the
+        calls ``(fragment, return state)`` that may read a scalar outside ASCII."""
+        prog, live = self.program, self.live
         edges, calls = [], []
         for s in self._closure(state):
             edges += [(lo, hi, t) for lo, hi, t in prog.edges[s] if live[t]]
-            if multibyte:
+            if self.text.multibyte:
                 for g, r in prog.calls[s]:
                     frag = prog.fragments[g]
                     if not frag.costs_depth and live[r] and live[frag.start]:
                         calls.append((g, r))
+        return edges, calls
+
+    def scalar_pieces(self, edges, calls) -> list[tuple[int, ...]] | None:
+        """The return states that the scalars outside ASCII lead to, as pieces (each scalar leads
+        to one of a piece's states at least, so a piece's greatest room is sound); None when some
+        such scalar is refused or read by a raw byte edge.
+
+        A fragment that reads every scalar by itself is one piece with all such fragments' returns;
+        fragments that only read them together (a pattern's \\S and \\s) are a piece each."""
+        if any(lo >= 0x80 for lo, _, _ in edges) or not calls:
+            return None
+        whole = tuple({r for g, r in calls if self._cover(frozenset((g,)))})
+        if whole:
+            return [whole]
+        if not self._cover(frozenset(g for g, _ in calls)):
+            return None
+        return [(r,) for r in {r for _, r in calls}]
+
+    def _successors(self, state: int) -> list[tuple[int, tuple[int, ...]]] | None:
+        """Per piece of text (each ASCII run the byte edges cut, then the scalars outside ASCII):
+        the bytes it costs and the states it may lead to; None when some text of the class is
+        refused."""
+        edges, calls = self.moves(state)
         cut = _cover_spans(self.text.ascii_ranges, tuple([(lo, hi) for lo, hi, _ in edges]))
         if cut is None:
             return None
         pieces = {(1, tuple({edges[i][2] for i in covering})) for covering in cut}
-        if multibyte:
-            # every scalar outside ASCII read by the called fragments together (each may cover some,
-            # as a pattern's \S and \s do) and back: it costs two bytes or more and leads to one of
-            # the return states, so the least of their rooms is a sound bound
-            if any(lo >= 0x80 for lo, _, _ in edges) or not calls:
+        if self.text.multibyte:
+            scalars = self.scalar_pieces(edges, calls)
+            if scalars is None:
                 return None
-            if not self._cover(frozenset(g for g, _ in calls)):
-                return None
-            pieces.add((MULTI_BYTE, tuple({r for _, r in calls})))
+            pieces.update((MULTI_BYTE, targets) for targets in scalars)
         return list(pieces)
 
     def _cover(self, fragments: frozenset[int]) -> bool:
         """The ``fragments`` together read every scalar outside ASCII in raw UTF-8, each such
         reading able to finish its fragment."""
         known = self._covers.get(fragments)
-        if known is None and len(fragments) > 1 and any(self._cover(frozenset((g,))) for g in fragments):
-            known = self._covers[fragments] = True  # one of them reads them all (a free string's)
         if known is None:
             frags = self.program.fragments
             start = [(x, g) for g in fragments for x in self._closure(frags[g].start)]
@@ -268,3 +285,30 @@ class TextReach:
                 memo[s] = v if v == UNBOUNDED else min(v, ROOM_CAP)
         v = value.get(start, 0)
         return memo.setdefault(start, v if v == UNBOUNDED else min(v, ROOM_CAP))
+
+
+def room_together(starts, text: TextClass, refused: frozenset[int] = frozenset()) -> int:
+    """Bytes of any text of ``text`` not starting with a byte of ``refused`` that a set of
+    configurations reads together: ``starts`` holds (analysis of the configuration's depth, its
+    program state). Unlike the best of their rooms one by one, a first byte that only some of
+    them read counts: a key that is any name but also a pattern property's ``/...``."""
+    edges, calls = [], []
+    for reach, state in starts:
+        e, c = reach.moves(state)
+        edges += [(lo, hi, (reach, t)) for lo, hi, t in e]
+        calls.append((reach, e, c))
+    best = UNBOUNDED
+    for lo, hi in text.ascii_ranges:
+        for x, y, targets in _pieces(lo, hi, edges):
+            if targets:
+                best = min(best, 1 + max(reach(t) for reach, t in targets))
+            elif not refused.issuperset(range(x, y)):
+                return 0
+    if text.multibyte:
+        # the scalars outside ASCII, through the configurations that read them all
+        scalars = [min(max(reach(t) for t in piece) for piece in pieces)
+                   for reach, e, c in calls for pieces in [reach.scalar_pieces(e, c)] if pieces]
+        if not scalars:
+            return 0
+        best = min(best, MULTI_BYTE + max(scalars))
+    return best if best >= UNBOUNDED else min(best, ROOM_CAP)

@@ -4,7 +4,7 @@ import numpy as np
 
 import constrain
 from automaton.index import token_index
-from automaton.plain import UNBOUNDED, WHITESPACE, is_plain
+from automaton.plain import PLAIN, UNBOUNDED, WHITESPACE, is_plain
 
 
 def test_plain_text_is_utf8_without_quote_backslash_or_controls():
@@ -94,3 +94,35 @@ def test_states_that_loop_on_a_class_take_its_tokens_whole_and_walk_the_rest(voc
     assert used and np.array_equal(loop, expected)
     fits = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isascii() and d.replace(b"_", b"").isalnum()]
     assert fits and expected[fits].all()
+
+
+def test_configurations_read_plain_text_together_and_refused_first_bytes_are_left_out(vocabulary):
+    """A key that is a pattern property's `/...` or else any name: no configuration alone reads
+    every plain text, together they do; a key that may not start with `/` (a `false` pattern
+    property) reads every plain text but that. Both masks equal the brute-force answer."""
+    from test_masks import brute_force
+
+    together = constrain.compile({"type": "object", "patternProperties": {"^/": {"type": "integer"}},
+                                  "additionalProperties": {"type": "boolean"}})
+    refusing = constrain.compile({"type": "object", "patternProperties": {"^/": False},
+                                  "additionalProperties": {"type": "boolean"}})
+    for grammar, refused in ((together, frozenset()), (refusing, frozenset(b"/"))):
+        index = token_index(grammar, vocabulary)
+        state = _state_after(grammar, b'{"')
+        assert index.plain_room(state) == (UNBOUNDED, refused)
+        mask = index.mask(state)
+        assert np.array_equal(mask, brute_force(grammar, vocabulary, state))
+        slash = [t for t, d in enumerate(vocabulary.token_bytes) if d and d[:1] == b"/" and len(d) > 1 and is_plain(d)]
+        assert slash and mask[slash].all() == (not refused) and mask[slash].any() == (not refused)
+
+
+def test_scalars_that_only_some_calls_read_bound_the_room_by_the_worst_of_them(vocabulary):
+    """Inside `^([ -~]|\\S|\\s[0-9])*$` a no-break space must be followed by a digit, so tokens
+    holding one and then a letter are refused although \\S and \\s together read every scalar."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "string", "pattern": "^([\\x20-\\x7e]|\\S|\\s[0-9])*$"})
+    index = token_index(grammar, vocabulary)
+    state = _state_after(grammar, b'"ab')
+    assert index.room(state, PLAIN) < UNBOUNDED
+    assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state))
