@@ -31,6 +31,14 @@ _STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eE
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
+def _ascii_run(data: bytes) -> int:
+    """How many bytes ``data`` starts with that are plain ASCII (no quote, backslash, control)."""
+    for i, b in enumerate(data):
+        if not (0x20 <= b <= 0x7E and b != 0x22 and b != 0x5C):
+            return i
+    return len(data)
+
+
 class PlainTries:
     """The plain tokens sorted by length, and per room size the trie of every token that is not
     plain text of at most that many bytes, nor breaks strings.
@@ -64,6 +72,13 @@ class PlainTries:
         for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
             self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens
                                                 if not 0 < length.get(t, 0) <= room and not breaks_strings(d)])))
+        # the tokens of the longest room's trie from their first byte that is not plain ASCII (those
+        # that start with it, and the others): when plain ASCII leads back to the state it came from
+        # (a free string's inside), that byte is reached in that state, so only these tails need a
+        # walk, and many tokens share one
+        rest = [(t, d, _ascii_run(d)) for t, d in tokens if not 0 < length.get(t, 0) <= longest and not breaks_strings(d)]
+        self.tails_first = TokenTrie([(t, d) for t, d, at in rest if at == 0])
+        self.tails_after = TokenTrie([(t, d[at:]) for t, d, at in rest if at > 0])
 
     def refuse_first(self, refused, mask: np.ndarray) -> None:
         """Clear ``mask`` for every plain token that starts with a byte of ``refused``."""
@@ -110,13 +125,28 @@ class VocabTries:
         if trie is not None:
             self.plain.allow_fitting(plain, mask)
             self.plain.refuse_first(refused, mask)
-            trie.allowed(dfa, state, mask, narrow=False)
+            looping = self._plain_loop(dfa, state) if trie is self.plain.rooms[-1][1] else None
+            if looping is not None:
+                self.plain.tails_first.allowed(dfa, state, mask, narrow=True)
+                self.plain.tails_after.allowed(dfa, looping, mask, narrow=True)
+            else:
+                trie.allowed(dfa, state, mask, narrow=False)
             return
         narrow = self.full.expected(dfa, state) <= SMALL_WALK
         if narrow:
             self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE))
         elif not self._loop_allowed(dfa, state, mask):
             self.full.allowed(dfa, state, mask, narrow=False)
+
+    @staticmethod
+    def _plain_loop(dfa: LazyDFA, state: int) -> int | None:
+        """The state that every plain ASCII byte leads to from ``state`` when it leads there again
+        from itself (inside a free string, or a key past the names it might still spell); None when
+        there is none."""
+        after = dfa.step(state, _PLAIN_ASCII[0])
+        if after == DEAD or any(dfa.step(state, b) != after for b in _PLAIN_ASCII):
+            return None
+        return after if all(dfa.step(after, b) == after for b in _PLAIN_ASCII) else None
 
     def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
         """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,

@@ -107,9 +107,15 @@ def _dies_at(grammar, data: bytes) -> int | None:
     return None
 
 
+def compile_options() -> dict:
+    """What every constrain compile of the run is given; workers, forked or spawned, inherit the
+    property order through the environment (``--property-order``)."""
+    return {"whitespace": "flexible", "property_order": os.environ.get("MASKBENCH_PROPERTY_ORDER", "schema")}
+
+
 def compile_text(_engine, schema):
     """The grammar, and the first byte row of the lazy automaton (its first real work)."""
-    grammar = constrain.compile(schema, whitespace="flexible")
+    grammar = constrain.compile(schema, **compile_options())
     grammar.step(grammar.start, ord("{"))
     return grammar, {"warnings": len(grammar.warnings)}
 
@@ -276,7 +282,7 @@ class ConstrainEngine:
     def compile(self, schema):
         clock = time.perf_counter_ns
         t0 = clock()
-        grammar = constrain.compile(schema, whitespace="flexible")
+        grammar = constrain.compile(schema, **compile_options())
         t1 = clock()
         matcher = self.matcher_class(grammar, self.tokens.vocab)
         t2 = clock()
@@ -865,7 +871,8 @@ def print_report(results: list[SchemaResult], out=sys.stdout) -> dict:
     s = summarise(results)
     n = max(1, s["schemas"])
     p(f"\n== MaskBench text mode: {s['schemas']} schemas, {s['tests']} test instances "
-      f"(whitespace flexible; a text must be accepted complete) ==")
+      f"(whitespace flexible, property order {compile_options()['property_order']}; "
+      f"a text must be accepted complete) ==")
     for o in OUTCOMES:
         p(f"  {o.replace('_', ' '):<20} {s['outcomes'][o]:>6}  {100 * s['outcomes'][o] / n:6.2f}%")
     p(f"  traps (find_trap({TRAP_BUDGET}))  {s['traps']:>6}")
@@ -998,7 +1005,8 @@ def print_token_report(by_engine: dict[str, list[SchemaResult]], versions: dict[
     summaries = {name: summarise_tokens(results, versions.get(name, "")) for name, results in by_engine.items()}
     schemas = max(s["schemas"] for s in summaries.values())
     p(f"\n== MaskBench token protocol: {schemas} schemas, Llama 3 "
-      f"tokenizer (llama.cpp llama-bpe, 128256 ids, EOS <|eot_id|>); one engine at a time, single-threaded ==")
+      f"tokenizer (llama.cpp llama-bpe, 128256 ids, EOS <|eot_id|>); one engine at a time, single-threaded; "
+      f"constrain's property order {compile_options()['property_order']} ==")
     p("Outcomes under MaskBench's protocol: a valid instance passes when every token is allowed, an invalid one "
       "when some token is refused (the end state is not checked).")
     p("TTFM over the schemas each engine compiled; TBM over every token each engine walked "
@@ -1141,6 +1149,9 @@ def main(argv=None) -> int:
                          help=f"token mode: comma-separated engines to run, of {', '.join(TOKEN_ENGINES)}")
     ap.add_argument("--files", metavar="LIST", help="file of schema file names to run, one per line")
     ap.add_argument("--limit", type=int, help="run only the first N files")
+    ap.add_argument("--property-order", choices=("schema", "any"), default="schema",
+                    help="constrain's property_order: 'any' accepts the named properties of objects of up to "
+                         "8 of them in any order (default: the schema's order, our canonical shape)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds allowed for a compile (default 20)")
     ap.add_argument("--check-timeout", type=float,
                     help="seconds allowed for one schema's instances (default: --timeout in text mode, 60 in token mode)")
@@ -1149,6 +1160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="OUT", help="write the summary and every schema's result as JSON")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = ap.parse_args(argv)
+    os.environ["MASKBENCH_PROPERTY_ORDER"] = args.property_order
     token_mode = args.tokens is not None
     if (args.peers or args.engines) and not token_mode:
         ap.error("--peers and --engines go with --tokens")

@@ -9,6 +9,8 @@ from .merge import both
 from .refs import child
 from .regex import pattern_dfa
 
+ANY_ORDER_MAX = 8  # named properties up to which property_order="any" tracks which were written (2**n states)
+
 
 class ContainerLowering:
     """Mixin of ``Lowering``: arrays and objects count their items in a grid of states and call
@@ -86,6 +88,11 @@ class ContainerLowering:
             self.never(slot, "more properties required than maxProperties allows")
             return
         cap = max(1, lo) if hi is None else hi
+        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
+        named = [m for m in members if m[1] is not False]
+        if self.options.property_order == "any" and 1 < len(named) <= ANY_ORDER_MAX:
+            self.any_order_members(named, extras, lo, hi, cap, src, dst)
+            return
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
         self.prog.text(src, b"{", grid[0][0])
         end = self.state(src)
@@ -97,7 +104,6 @@ class ContainerLowering:
                 if member is not None and (hi is None or c < hi):
                     self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
         last = grid[-1]
-        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
         for c in range(cap + 1):
             if c >= lo:
                 self.ws(last[c], end)
@@ -105,6 +111,32 @@ class ContainerLowering:
                 continue
             for member in extras:
                 self.next_member(last[c], c, member, last[min(c + 1, cap)])
+        self.prog.text(end, b"}", dst)
+
+    def any_order_members(self, named, extras, lo: int, hi: int | None, cap: int, src: int, dst: int) -> None:
+        """An object whose named properties come in any order, each at most once: one state per
+        set of names already written and count of members (capped as in schema order), additional
+        members anywhere between them."""
+        n = len(named)
+        members = [self.member(lambda a, b, name=name: self.literal_string([name], a, b), sub, where)
+                   for name, sub, where, _ in named]
+        required = sum(1 << i for i, m in enumerate(named) if m[3])
+        grid = {(seen, c): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)}
+        self.prog.text(src, b"{", grid[0, 0])
+        end = self.state(src)
+        for (seen, c), here in grid.items():
+            if c >= lo and seen & required == required:
+                self.ws(here, end)
+            if hi is not None and c >= hi:
+                continue
+            after = min(c + 1, cap)
+            start = self.state(src)  # one separator, then any member not written yet
+            self.separator(here, start, c)
+            for i, member in enumerate(members):
+                if not seen >> i & 1:
+                    self.prog.call(start, member, grid[seen | 1 << i, after])
+            for member in extras:
+                self.prog.call(start, member, grid[seen, after])
         self.prog.text(end, b"}", dst)
 
     def member(self, key, sub, where: Slot) -> int:

@@ -15,6 +15,7 @@ class Options:
     whitespace: str = "bounded"  # "compact" | "bounded" | "flexible"
     max_whitespace: int = 4  # consecutive whitespace characters in "bounded" mode
     strict: bool = False  # additionalProperties absent means false
+    property_order: str = "schema"  # "schema" | "any" (objects of at most ANY_ORDER_MAX named properties)
     max_depth: int = 10  # recursive frames ($ref cycles, nested free JSON)
     max_states: int = 500_000
     max_seconds: float = 20.0
@@ -22,6 +23,8 @@ class Options:
     def __post_init__(self):
         if self.whitespace not in ("compact", "bounded", "flexible"):
             raise ValueError(f"whitespace must be 'compact', 'bounded' or 'flexible', not {self.whitespace!r}")
+        if self.property_order not in ("schema", "any"):
+            raise ValueError(f"property_order must be 'schema' or 'any', not {self.property_order!r}")
         for name in ("max_whitespace", "max_depth", "max_states"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

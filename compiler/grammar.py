@@ -97,13 +97,16 @@ _CACHE_LOCK = threading.Lock()
 CACHE_SIZE = 64
 
 
-def compile(schema, *, whitespace: str = "bounded", strict: bool = False, cache: bool = True, **limits) -> Grammar:
+def compile(schema, *, whitespace: str = "bounded", strict: bool = False, property_order: str = "schema",
+            cache: bool = True, **limits) -> Grammar:
     """Compile a JSON Schema (dict, bool, JSON text or pydantic model class) into a ``Grammar``.
 
     Compiling the same schema with the same options twice returns the same grammar, whose lazily
     built automaton (and the token masks hung on it) is then shared; ``cache=False`` compiles anew.
+    ``property_order="any"`` accepts the named properties of an object in any order (each once),
+    for objects of at most ``ANY_ORDER_MAX`` of them; larger ones keep the schema's order.
     """
-    options = Options(whitespace=whitespace, strict=strict, **limits)
+    options = Options(whitespace=whitespace, strict=strict, property_order=property_order, **limits)
     root = load_schema(schema)
     key = None
     if cache:
