@@ -43,7 +43,7 @@ def generate(args) -> int:
     from .llama_cpp import JSONLogitsProcessor
 
     schema = _load_schema(args.schema)
-    grammar = compile(schema, whitespace=args.whitespace)
+    grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order)
     model = args.model or str(default_model())
     llm = Llama(model_path=model, n_ctx=args.context, seed=args.seed, verbose=False)
     processor = JSONLogitsProcessor(grammar, llm)
@@ -69,7 +69,7 @@ def check(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            grammar = compile(schema, whitespace=args.whitespace)
+            grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order)
         except SchemaError as exc:
             print(f"{type(exc).__name__}: {exc}")
             return 1
@@ -93,10 +93,13 @@ def main(argv=None) -> int:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--context", type=int, default=2048)
     gen.add_argument("--whitespace", default="compact", choices=["compact", "bounded", "flexible"])
+    gen.add_argument("--property-order", default="schema", choices=["schema", "any"],
+                     help="'any': named properties in any order (objects of up to 8 of them)")
     gen.add_argument("prompt")
     chk = sub.add_parser("check", help="compile a schema and report the automaton, warnings and errors")
     chk.add_argument("--schema", required=True)
     chk.add_argument("--whitespace", default="bounded", choices=["compact", "bounded", "flexible"])
+    chk.add_argument("--property-order", default="schema", choices=["schema", "any"])
     args = parser.parse_args(argv)
     return generate(args) if args.command == "generate" else check(args)
 
