@@ -48,7 +48,7 @@ class LazyDFA:
         self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
                              and not self._is_final[s] for s in range(program.size))
         root = program.fragments[program.root]
-        self.start = self._intern(*self._closure([((root.start,), self.depth_left((root.start,)))]))
+        self.start = self._intern(*self._closure([((root.start,), program.max_depth - self._costs[root.start])]))
 
     # -- public byte-step API ----------------------------------------------------------------
     def step(self, state: int, byte: int) -> int:
@@ -118,13 +118,8 @@ class LazyDFA:
         return self._flat
 
     # -- construction ------------------------------------------------------------------------
-    def depth_left(self, config: Config) -> int:
-        """Recursive frames this call stack may still push."""
-        costs = self._costs
-        return self.program.max_depth - sum([costs[s] for s in config])
-
     def depths(self, state: int) -> tuple[int, ...]:
-        """``depth_left`` of each configuration of ``state``, in the same order."""
+        """The recursive frames each configuration of ``state`` may still push, in the same order."""
         return self._depths[state]
 
     def _closure(self, configs) -> tuple[Kernel, bool, tuple[int, ...]]:

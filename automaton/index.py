@@ -29,6 +29,7 @@ LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
 _PLAIN_ASCII = [b for lo, hi in PLAIN.ascii_ranges for b in range(lo, hi + 1)]
+_PLAIN_ASCII_BYTES = bytes(_PLAIN_ASCII)
 # plain bytes JSON reads only inside strings: a state that reads one is inside a string, whatever
 # configuration (JSON's lexical state is a function of the text read so far)
 _STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eEtrufalsn"]
@@ -37,10 +38,7 @@ ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain tok
 
 def _ascii_run(data: bytes) -> int:
     """How many bytes ``data`` starts with that are plain ASCII (no quote, backslash, control)."""
-    for i, b in enumerate(data):
-        if not (0x20 <= b <= 0x7E and b != 0x22 and b != 0x5C):
-            return i
-    return len(data)
+    return len(data) - len(data.lstrip(_PLAIN_ASCII_BYTES))
 
 
 class PlainTries:
@@ -147,10 +145,12 @@ class VocabTries:
         """The state that every plain ASCII byte leads to from ``state`` when it leads there again
         from itself (inside a free string, or a key past the names it might still spell); None when
         there is none."""
-        after = dfa.step(state, _PLAIN_ASCII[0])
-        if after == DEAD or any(dfa.step(state, b) != after for b in _PLAIN_ASCII):
+        row = dfa.row(state)
+        after = row[_PLAIN_ASCII[0]]
+        if after == DEAD or any(row[b] != after for b in _PLAIN_ASCII):
             return None
-        return after if all(dfa.step(after, b) == after for b in _PLAIN_ASCII) else None
+        again = dfa.row(after)
+        return after if all(again[b] == after for b in _PLAIN_ASCII) else None
 
     def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
         """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,

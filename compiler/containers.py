@@ -97,7 +97,7 @@ class ContainerLowering:
         self.prog.text(src, b"{", grid[0][0])
         end = self.state(src)
         for i, (name, sub, where, req) in enumerate(members):
-            member = None if sub is False else self.member(lambda a, b, n=name: self.literal_string([n], a, b), sub, where)
+            member = None if sub is False else self.named_member(name, sub, where)
             for c in range(cap + 1):
                 if not req:
                     self.prog.epsilon(grid[i][c], grid[i + 1][c])
@@ -118,8 +118,7 @@ class ContainerLowering:
         set of names already written and count of members (capped as in schema order), additional
         members anywhere between them."""
         n = len(named)
-        members = [self.member(lambda a, b, name=name: self.literal_string([name], a, b), sub, where)
-                   for name, sub, where, _ in named]
+        members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
         required = sum(1 << i for i, m in enumerate(named) if m[3])
         grid = {(seen, c): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)}
         self.prog.text(src, b"{", grid[0, 0])
@@ -138,6 +137,9 @@ class ContainerLowering:
             for member in extras:
                 self.prog.call(start, member, grid[seen, after])
         self.prog.text(end, b"}", dst)
+
+    def named_member(self, name: str, sub, where: Slot) -> int:
+        return self.member(lambda a, b: self.literal_string([name], a, b), sub, where)
 
     def member(self, key, sub, where: Slot) -> int:
         """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""
