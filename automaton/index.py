@@ -114,7 +114,7 @@ class VocabTries:
     def __init__(self, token_bytes):
         tokens = [(t, data) for t, data in enumerate(token_bytes) if data]
         self.token_bytes = token_bytes
-        self.full = TokenTrie(tokens, skippable=is_whitespace)
+        self.full = TokenTrie(tokens, skippable=is_whitespace, hubs=True)
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
 
@@ -135,10 +135,13 @@ class VocabTries:
                 trie.allowed(dfa, state, mask, narrow=False)
             return
         narrow = self.full.expected(dfa, state) <= SMALL_WALK
+        def plain_room(s):
+            return rooms.room(s, PLAIN)
         if narrow:
-            self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE))
+            self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE),
+                              plain_room=plain_room)
         elif not self._loop_allowed(dfa, state, mask):
-            self.full.allowed(dfa, state, mask, narrow=False)
+            self.full.allowed(dfa, state, mask, narrow=False, plain_room=plain_room)
 
     @staticmethod
     def _plain_loop(dfa: LazyDFA, state: int) -> int | None:

@@ -12,19 +12,23 @@ contiguous run of the next level. Two walks share the structure:
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
 from .dfa import DEAD, LazyDFA
+from .plain import breaks_strings, is_plain
 
 SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Python walk is faster
 HANDOVER = 400  # tokens under the live frontier, below which the numpy walk finishes in Python
 WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead
+HUB_MIN = 32  # tokens with plain text past a quote for that quote's node to take them whole
 
 
 class TokenTrie:
     """The trie of ``tokens`` (pairs of token id and bytes; empty byte strings are left out)."""
 
-    def __init__(self, tokens: list[tuple[int, bytes]], skippable=None):
+    def __init__(self, tokens: list[tuple[int, bytes]], skippable=None, hubs: bool = False):
         by_bytes: dict[bytes, list[int]] = {}
         for tid, data in tokens:
             if data:
@@ -73,6 +77,10 @@ class TokenTrie:
         self.skip: dict[int, tuple[int, list[int]]] = {}
         if skippable is not None:
             self._find_skippable(levels, by_bytes, skippable)
+        self.hubs: dict[int, tuple[int, tuple[int, ...], TokenTrie]] = {}
+        self.is_hub = [np.zeros(len(level), dtype=bool) for level in levels]
+        if hubs:
+            self._find_hubs(levels, by_bytes)
         # tuples, not lists: once the collector has seen them they are untracked, so a trie of a
         # few hundred thousand nodes does not make every full garbage collection slow
         self.children = [tuple(kids) for kids in self.children]
@@ -91,17 +99,37 @@ class TokenTrie:
                     longest = max([d if ids else 0] + [k[0] for k in kids])
                     self.skip[node] = (longest, tuple(ids) + tuple(t for k in kids for t in k[1]))
 
+    def _find_hubs(self, levels, by_bytes) -> None:
+        """Nodes whose prefix ends with a quote (a string may open there) and that hold at least
+        ``HUB_MIN`` tokens with plain text past it: per node, the longest such tail, those tokens,
+        and a trie of the other tails that do not break strings."""
+        below: dict[bytes, list[tuple[int, bytes]]] = {}
+        for data, ids in by_bytes.items():
+            for i in range(len(data) - 1):
+                if data[i] == 0x22:
+                    below.setdefault(data[: i + 1], []).extend((t, data[i + 1:]) for t in ids)
+        for prefix, tails in below.items():
+            plain = [(len(tail), t) for t, tail in tails if is_plain(tail)]
+            if len(plain) < HUB_MIN:
+                continue
+            d = len(prefix)
+            i = bisect_left(levels[d], prefix)  # levels are sorted
+            rest = TokenTrie([(t, tail) for t, tail in tails if not is_plain(tail) and not breaks_strings(tail)])
+            self.hubs[self.base[d] + i] = (max(n for n, _ in plain), tuple(t for _, t in plain), rest)
+            self.is_hub[d][i] = True
+
     def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, narrow: bool | None = None,
-                skip_room: int = 0) -> None:
+                skip_room: int = 0, plain_room=None) -> None:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
         ``state``. ``narrow``: whether the state reads little of the trie (None: judge it here
-        with ``expected``); ``skip_room``: it surely reads that many bytes of skippable text."""
+        with ``expected``); ``skip_room``: it surely reads that many bytes of skippable text;
+        ``plain_room(s)``: how many bytes of plain text state ``s`` surely reads, asked at hubs."""
         if narrow is None:
             narrow = self.expected(dfa, state) <= SMALL_WALK
         if narrow:
-            mask[self._walk_python(dfa, [(0, state)], skip_room)] = True
+            mask[self._walk_python(dfa, [(0, state)], skip_room, plain_room)] = True
         else:
-            self._walk_frontier(dfa, state, mask)
+            self._walk_frontier(dfa, state, mask, plain_room)
         if len(self.dup_first):
             mask[self.dup_other] |= mask[self.dup_first]
 
@@ -119,11 +147,23 @@ class TokenTrie:
             total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
         return total
 
-    def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]], skip_room: int = 0) -> list[int]:
+    def _take_hub(self, dfa: LazyDFA, node: int, state: int, plain_room) -> list[int] | None:
+        """The tokens below hub ``node`` that ``state`` reads, when it surely reads every plain
+        tail there; None when it may not (then the node is walked as any other)."""
+        longest, plain, rest = self.hubs[node]
+        if plain_room(state) < longest:
+            return None
+        # the state reads plain text, so it is inside a string: tails that break strings are out
+        return list(plain) + rest._walk_python(dfa, [(0, state)])
+
+    def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]], skip_room: int = 0,
+                     plain_room=None) -> list[int]:
         """Tokens strictly below each (node, state) of ``stack``; branches of skippable tokens no
-        longer than ``skip_room`` are taken whole (the root state reads any such text)."""
+        longer than ``skip_room`` are taken whole (the root state reads any such text), and so
+        are the plain tails below a hub whose state reads them all (``plain_room``)."""
         children, ends, child_of = self.children, self.ends, self.child_of
         skip = self.skip if skip_room else {}
+        hubs = self.hubs if plain_room is not None else {}
         reads: dict[int, list[tuple[int, int]]] = {}  # per state: the bytes it reads, and where to
         out: list[int] = []
         while stack:
@@ -145,11 +185,16 @@ class TokenTrie:
                     continue
                 if ends[child]:
                     out.extend(ends[child])
+                if child in hubs:
+                    taken = self._take_hub(dfa, child, t, plain_room)
+                    if taken is not None:
+                        out.extend(taken)
+                        continue
                 if children[child]:
                     stack.append((child, t))
         return out
 
-    def _walk_frontier(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> None:
+    def _walk_frontier(self, dfa: LazyDFA, state: int, mask: np.ndarray, plain_room=None) -> None:
         nodes = np.zeros(1, dtype=np.int64)  # indices within the level
         states = np.array([state + 1], dtype=np.int64)  # shifted: 0 is dead
         for d in range(len(self.first) - 1):
@@ -167,7 +212,18 @@ class TokenTrie:
             nodes, states = child[live], nxt[live].astype(np.int64)
             ends = self.end_tok[d + 1][nodes]
             mask[ends[ends >= 0]] = True
+            base = self.base[d + 1]
+            if plain_room is not None:
+                hub = np.flatnonzero(self.is_hub[d + 1][nodes])
+                if len(hub):
+                    kept = np.ones(len(nodes), dtype=bool)
+                    for k in hub.tolist():
+                        taken = self._take_hub(dfa, int(nodes[k]) + base, int(states[k]) - 1, plain_room)
+                        if taken is not None:
+                            mask[taken] = True
+                            kept[k] = False
+                    nodes, states = nodes[kept], states[kept]
             if int(self.below[d + 1][nodes].sum()) <= HANDOVER:
-                base = self.base[d + 1]
-                mask[self._walk_python(dfa, list(zip((nodes + base).tolist(), (states - 1).tolist())))] = True
+                stack = list(zip((nodes + base).tolist(), (states - 1).tolist()))
+                mask[self._walk_python(dfa, stack, 0, plain_room)] = True
                 return
