@@ -28,6 +28,7 @@ from .trie import SMALL_WALK, TokenTrie
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
+MAX_ODD = 16  # plain ASCII bytes that may lead elsewhere than the plain loop, each walked on its own
 _PLAIN_ASCII = [b for lo, hi in PLAIN.ascii_ranges for b in range(lo, hi + 1)]
 _PLAIN_ASCII_BYTES = bytes(_PLAIN_ASCII)
 # plain bytes JSON reads only inside strings: a state that reads one is inside a string, whatever
@@ -81,6 +82,31 @@ class PlainTries:
         rest = [(t, d, _ascii_run(d)) for t, d in tokens if not 0 < length.get(t, 0) <= longest and not breaks_strings(d)]
         self.tails_first = TokenTrie([(t, d) for t, d, at in rest if at == 0])
         self.tails_after = TokenTrie([(t, d[at:]) for t, d, at in rest if at > 0])
+        after: dict[int, list[int]] = {}
+        for t, d, at in rest:
+            if at > 0:
+                after.setdefault(d[0], []).append(t)
+        self.after_by_first = {b: np.array(ids, dtype=np.int64) for b, ids in after.items()}
+
+    def allow_tails(self, dfa: LazyDFA, state: int, looping: int, odd: tuple[int, ...], mask: np.ndarray) -> None:
+        """Set ``mask`` for the tokens of the longest room's trie that ``state`` reads, when every
+        plain ASCII byte but those of ``odd`` leads to ``looping``, which they lead back to: the
+        tails past the plain start are walked from there, and the tokens starting with an odd
+        byte again from that byte's own state."""
+        self.tails_first.allowed(dfa, state, mask, narrow=True)
+        self.tails_after.allowed(dfa, looping, mask, narrow=True)
+        if not odd:
+            return
+        trie = self.rooms[-1][1]
+        row = dfa.row(state)
+        branch = dict(trie.children[0])
+        stack = []
+        for b in odd:
+            if b in self.after_by_first:
+                mask[self.after_by_first[b]] = False
+            if row[b] != DEAD and b in branch:
+                stack.append((branch[b], row[b]))
+        mask[trie._walk_python(dfa, stack)] = True
 
     def refuse_first(self, refused, mask: np.ndarray) -> None:
         """Clear ``mask`` for every plain token that starts with a byte of ``refused``."""
@@ -129,8 +155,7 @@ class VocabTries:
             self.plain.refuse_first(refused, mask)
             looping = self._plain_loop(dfa, state) if trie is self.plain.rooms[-1][1] else None
             if looping is not None:
-                self.plain.tails_first.allowed(dfa, state, mask, narrow=True)
-                self.plain.tails_after.allowed(dfa, looping, mask, narrow=True)
+                self.plain.allow_tails(dfa, state, *looping, mask)
             else:
                 trie.allowed(dfa, state, mask, narrow=False)
             return
@@ -144,16 +169,22 @@ class VocabTries:
             self.full.allowed(dfa, state, mask, narrow=False, plain_room=plain_room)
 
     @staticmethod
-    def _plain_loop(dfa: LazyDFA, state: int) -> int | None:
-        """The state that every plain ASCII byte leads to from ``state`` when it leads there again
-        from itself (inside a free string, or a key past the names it might still spell); None when
-        there is none."""
+    def _plain_loop(dfa: LazyDFA, state: int) -> tuple[int, tuple[int, ...]] | None:
+        """The state that plain ASCII bytes lead to from ``state`` when it leads there again from
+        itself on every one (inside a free string, or a key past the names it might still spell),
+        with the few plain ASCII bytes that lead elsewhere from ``state`` (the next letters of
+        names); None when there is none."""
         row = dfa.row(state)
-        after = row[_PLAIN_ASCII[0]]
-        if after == DEAD or any(row[b] != after for b in _PLAIN_ASCII):
+        counts: dict[int, int] = {}
+        for b in _PLAIN_ASCII:
+            counts[row[b]] = counts.get(row[b], 0) + 1
+        after = max(counts, key=counts.__getitem__)
+        if after == DEAD or len(_PLAIN_ASCII) - counts[after] > MAX_ODD:
             return None
         again = dfa.row(after)
-        return after if all(again[b] == after for b in _PLAIN_ASCII) else None
+        if any(again[b] != after for b in _PLAIN_ASCII):
+            return None
+        return after, tuple(b for b in _PLAIN_ASCII if row[b] != after)
 
     def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
         """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,

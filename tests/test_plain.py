@@ -126,3 +126,41 @@ def test_scalars_that_only_some_calls_read_bound_the_room_by_the_worst_of_them(v
     state = _state_after(grammar, b'"ab')
     assert index.room(state, PLAIN) < UNBOUNDED
     assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state))
+
+
+def test_keys_past_some_names_walk_only_the_letters_that_may_still_spell_one(vocabulary):
+    """Inside a key that may be a known name or any other: every plain ASCII byte but a few (the
+    next letters of names) leads into the free key, which loops on them. Tokens are walked from
+    there past their plain start, and those starting with a name's next letter from that
+    letter's own state; the masks equal the brute-force answer."""
+    from test_masks import brute_force
+    from automaton.index import VocabTries
+
+    grammar = constrain.compile({"type": "object", "properties": {
+        "name": {"type": "string"}, "nickname": {"type": "integer"}, "active": {"type": "boolean"}}},
+        whitespace="flexible")
+    index = token_index(grammar, vocabulary)
+    for prefix, odd in ((b'{"', b"an"), (b'{"n', b"ai"), (b'{"na', b"m"), (b'{"nick', b"n"), (b'{"zz', b"")):
+        state = _state_after(grammar, prefix)
+        looping = VocabTries._plain_loop(grammar.automaton, state)
+        assert looping is not None and bytes(looping[1]) == bytes(sorted(odd)), prefix
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state)), prefix
+
+
+def test_strings_opened_inside_a_token_take_its_plain_tails_whole(vocabulary):
+    """A value that may be a free string: tokens such as ` "..` open it and go on with plain text
+    (a hub of the trie takes them whole: ` "$`, ` "/`...). The masks equal the brute-force answer where the string
+    is free, bounded by `maxLength`, or closed by an enum, and where the quote closes a string."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "object", "properties": {
+        "free": {"type": "string"}, "short": {"type": "string", "maxLength": 3},
+        "pick": {"enum": ["ab", "cd"]}, "list": {"type": "array", "items": {"type": "string"}}}},
+        whitespace="flexible")
+    index = token_index(grammar, vocabulary)
+    for prefix in (b'{"free":', b'{"free": ', b'{"short":', b'{"pick":', b'{"list": [', b'{"list": ["a"', b'{'):
+        state = _state_after(grammar, prefix)
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state)), prefix
+    hub = [t for t, d in enumerate(vocabulary.token_bytes) if d and d[:2] == b' "' and is_plain(d[2:])]
+    free = index.mask(_state_after(grammar, b'{"free":'))
+    assert hub and free[hub].all()
