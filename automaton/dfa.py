@@ -31,11 +31,13 @@ class LazyDFA:
         self._kernels: list[Kernel] = []
         self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
+        self._moves: dict[int, tuple[tuple[int, int], ...]] = {}
         self._accepting: list[bool] = []
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
         # The rows again, flat and shifted by one (entry (s + 1) * 256 + b holds successor + 1, and
-        # row 0 stands for DEAD, all zeros) so a vectorised walk needs no masking of dead states.
+        # row 0 stands for DEAD, all zeros) so a vectorised walk needs no masking of dead states;
+        # filled only for the states such a walk meets.
         self._flat = np.zeros(65 * 256, dtype=np.int32)
         self._has = np.zeros(65, dtype=bool)
         self._has[0] = True
@@ -104,17 +106,26 @@ class LazyDFA:
         self._flat, self._has = flat, has
 
     def _store(self, state: int, row: list[int]) -> None:
-        slot = state + 1
-        self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
-        self._has[slot] = True
         self._rows[state] = tuple(row)  # untracked by the garbage collector, unlike a list
+
+    def moves(self, state: int) -> tuple[tuple[int, int], ...]:
+        """The bytes ``state`` reads and where each leads, computed once."""
+        found = self._moves.get(state)
+        if found is None:
+            found = self._moves[state] = tuple([(b, t) for b, t in enumerate(self.row(state)) if t != DEAD])
+        return found
 
     def shifted_table(self, shifted: np.ndarray) -> np.ndarray:
         """The flat shifted table, with rows present for every state in ``shifted`` (ids + 1)."""
+        with self._lock:
+            self._grow(self.num_states)
         has = self._has[shifted]
         if not has.all():
             for slot in np.unique(shifted[~has]).tolist():
-                self.row(slot - 1)
+                row = self.row(slot - 1)
+                with self._lock:
+                    self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
+                    self._has[slot] = True
         return self._flat
 
     # -- construction ------------------------------------------------------------------------
@@ -202,7 +213,6 @@ class LazyDFA:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
-            self._grow(sid + 1)
             self._ids[key] = sid
             self._kernels.append(kernel)
             self._depths.append(depths)
@@ -214,6 +224,12 @@ class LazyDFA:
         """Successors for all bytes at once: the byte axis is cut at every edge boundary, and each
         piece (a byte class of this state) is closed once."""
         prog = self.program
+        kernel = self._kernels[state]
+        if len(kernel) == 1:
+            (c,), (left,) = kernel, self._depths[state]
+            edges = prog.edges[c[-1]]
+            if all(a[1] < b[0] for a, b in zip(edges, edges[1:])):  # sorted and disjoint: no sweep
+                return self._single_row(c, left, edges)
         moves: list[tuple[int, int, Config]] = []
         left_of: dict[Config, int] = {}  # a byte edge stays in its fragment: the depth left is kept
         for c, left in zip(self._kernels[state], self._depths[state]):
@@ -247,6 +263,23 @@ class LazyDFA:
             if sid is None:
                 sid = memo[key] = self._intern(*self._closure([(c, left_of[c]) for c in key]))
             row[a:b] = [sid] * (b - a)
+        return row
+
+
+    def _single_row(self, c: Config, left: int, edges) -> list[int]:
+        """The row of a state of one configuration whose top's edges are disjoint: each edge's
+        bytes go to its target's closure."""
+        live = self.program.live(left)
+        head = c[:-1]
+        row = [DEAD] * 256
+        closed: dict[int, int] = {}
+        for lo, hi, t in edges:
+            if live[t]:
+                sid = closed.get(t)
+                if sid is None:
+                    # a byte edge stays in its fragment: the depth left is kept
+                    sid = closed[t] = self._intern(*self._closure([(head + (t,), left)]))
+                row[lo: hi + 1] = [sid] * (hi + 1 - lo)
         return row
 
 

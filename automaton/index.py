@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 
 import numpy as np
 
@@ -29,12 +30,20 @@ LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
 MAX_ODD = 16  # plain ASCII bytes that may lead elsewhere than the plain loop, each walked on its own
-_PLAIN_ASCII = [b for lo, hi in PLAIN.ascii_ranges for b in range(lo, hi + 1)]
-_PLAIN_ASCII_BYTES = bytes(_PLAIN_ASCII)
+ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
+
+
+@lru_cache(maxsize=None)
+def _ascii_bytes(text: TextClass) -> bytes:
+    """The ASCII bytes of a text class."""
+    return bytes(b for lo, hi in text.ascii_ranges for b in range(lo, hi + 1))
+
+
+_PLAIN_ASCII_BYTES = _ascii_bytes(PLAIN)
+_PLAIN_ASCII = list(_PLAIN_ASCII_BYTES)
 # plain bytes JSON reads only inside strings: a state that reads one is inside a string, whatever
 # configuration (JSON's lexical state is a function of the text read so far)
 _STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eEtrufalsn"]
-ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
 def _ascii_run(data: bytes) -> int:
@@ -243,6 +252,9 @@ class TokenIndex:
         """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
         configurations reads, each with the liveness of the depth it has left."""
         dfa = self.dfa
+        row = dfa.row(state)
+        if any(row[b] == DEAD for b in _ascii_bytes(text)):
+            return 0  # no configuration reads every ASCII byte of the class: none has room
         live = dfa.program.live
         best = 0
         for c, left in zip(dfa.configurations(state), dfa.depths(state)):
@@ -255,12 +267,12 @@ class TokenIndex:
         """The room of plain text at ``state`` (``room``), or, when that is too little for the
         room tries, the room of its configurations together for plain text that avoids the few
         plain ASCII bytes the state refuses outright, with those bytes."""
-        plain = self.room(state, PLAIN)
-        if plain >= ROOMS[0]:
-            return plain, frozenset()
         row = self.dfa.row(state)
         refused = frozenset(b for b in _PLAIN_ASCII if row[b] == DEAD)
-        if len(refused) > MAX_REFUSED or not any(row[b] != DEAD for b in _STRING_ONLY):
+        if len(refused) > MAX_REFUSED:
+            return 0, frozenset()
+        plain = self.room(state, PLAIN)
+        if plain >= ROOMS[0] or not any(row[b] != DEAD for b in _STRING_ONLY):
             return plain, frozenset()
         dfa = self.dfa
         live = dfa.program.live

@@ -164,14 +164,11 @@ class TokenTrie:
         children, ends, child_of = self.children, self.ends, self.child_of
         skip = self.skip if skip_room else {}
         hubs = self.hubs if plain_room is not None else {}
-        reads: dict[int, list[tuple[int, int]]] = {}  # per state: the bytes it reads, and where to
         out: list[int] = []
         while stack:
             node, s = stack.pop()
             kids = children[node]
-            moves = reads.get(s) if len(kids) > WIDE else None
-            if moves is None and len(kids) > WIDE:
-                moves = reads[s] = [(b, t) for b, t in enumerate(dfa.row(s)) if t != DEAD]
+            moves = dfa.moves(s) if len(kids) > WIDE else None
             if moves is not None and len(moves) < len(kids):
                 by_byte = child_of[node]
                 steps = [(by_byte[b], t) for b, t in moves if b in by_byte]
