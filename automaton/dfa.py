@@ -121,7 +121,7 @@ class LazyDFA:
             self._grow(self.num_states)
         has = self._has[shifted]
         if not has.all():
-            for slot in np.unique(shifted[~has]).tolist():
+            for slot in set(shifted[~has].tolist()):
                 row = self.row(slot - 1)
                 with self._lock:
                     self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
