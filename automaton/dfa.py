@@ -31,7 +31,7 @@ class LazyDFA:
         self._kernels: list[Kernel] = []
         self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
-        self._moves: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._moves: dict[int, tuple[tuple[int, int], ...]] = {}  # per state: (byte, successor) read
         self._accepting: list[bool] = []
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
@@ -90,7 +90,8 @@ class LazyDFA:
         with self._lock:
             row = self._rows[state]
             if row is None:
-                self._store(state, self._compute_row(state))
+                # a tuple: untracked by the garbage collector, unlike a list
+                self._rows[state] = tuple(self._compute_row(state))
                 row = self._rows[state]
         return row
 
@@ -104,9 +105,6 @@ class LazyDFA:
         has = np.zeros(grown, dtype=bool)
         has[: len(self._has)] = self._has
         self._flat, self._has = flat, has
-
-    def _store(self, state: int, row: list[int]) -> None:
-        self._rows[state] = tuple(row)  # untracked by the garbage collector, unlike a list
 
     def moves(self, state: int) -> tuple[tuple[int, int], ...]:
         """The bytes ``state`` reads and where each leads, computed once."""
@@ -222,7 +220,8 @@ class LazyDFA:
 
     def _compute_row(self, state: int) -> list[int]:
         """Successors for all bytes at once: the byte axis is cut at every edge boundary, and each
-        piece (a byte class of this state) is closed once."""
+        piece (a byte class of this state) is closed once. A state of one configuration whose
+        edges are disjoint (most of them) needs no cutting."""
         prog = self.program
         kernel = self._kernels[state]
         if len(kernel) == 1:
@@ -264,7 +263,6 @@ class LazyDFA:
                 sid = memo[key] = self._intern(*self._closure([(c, left_of[c]) for c in key]))
             row[a:b] = [sid] * (b - a)
         return row
-
 
     def _single_row(self, c: Config, left: int, edges) -> list[int]:
         """The row of a state of one configuration whose top's edges are disjoint: each edge's

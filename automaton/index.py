@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -106,16 +106,11 @@ class PlainTries:
         self.tails_after.allowed(dfa, looping, mask, narrow=True)
         if not odd:
             return
-        trie = self.rooms[-1][1]
-        row = dfa.row(state)
-        branch = dict(trie.children[0])
-        stack = []
         for b in odd:
             if b in self.after_by_first:
                 mask[self.after_by_first[b]] = False
-            if row[b] != DEAD and b in branch:
-                stack.append((branch[b], row[b]))
-        mask[trie._walk_python(dfa, stack)] = True
+        row = dfa.row(state)
+        mask[self.rooms[-1][1].allowed_from(dfa, [(b, row[b]) for b in odd])] = True
 
     def refuse_first(self, refused, mask: np.ndarray) -> None:
         """Clear ``mask`` for every plain token that starts with a byte of ``refused``."""
@@ -169,8 +164,7 @@ class VocabTries:
                 trie.allowed(dfa, state, mask, narrow=False)
             return
         narrow = self.full.expected(dfa, state) <= SMALL_WALK
-        def plain_room(s):
-            return rooms.room(s, PLAIN)
+        plain_room = partial(rooms.room, text=PLAIN)
         if narrow:
             self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE),
                               plain_room=plain_room)

@@ -147,6 +147,12 @@ class TokenTrie:
             total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
         return total
 
+    def allowed_from(self, dfa: LazyDFA, firsts: list[tuple[int, int]]) -> list[int]:
+        """The tokens starting with a byte of ``firsts`` (pairs of first byte and the state it leads
+        to) that the automaton reads on from there."""
+        branch = self.child_of.get(0) or dict(self.children[0])
+        return self._walk_python(dfa, [(branch[b], s) for b, s in firsts if b in branch and s != DEAD])
+
     def _take_hub(self, dfa: LazyDFA, node: int, state: int, plain_room) -> list[int] | None:
         """The tokens below hub ``node`` that ``state`` reads, when it surely reads every plain
         tail there; None when it may not (then the node is walked as any other)."""
