@@ -219,17 +219,11 @@ class LazyDFA:
         return sid
 
     def _compute_row(self, state: int) -> list[int]:
-        """Successors for all bytes at once: the byte axis is cut at every edge boundary, and each
-        piece (a byte class of this state) is closed once. A state of one configuration whose
-        edges are disjoint (most of them) needs no cutting."""
+        """Successors for all bytes at once. The configurations' moves are grouped by byte range;
+        when the ranges do not overlap (most states), each range's moves are closed once as they
+        are, else the byte axis is first cut at every range boundary (``_cut``)."""
         prog = self.program
-        kernel = self._kernels[state]
-        if len(kernel) == 1:
-            (c,), (left,) = kernel, self._depths[state]
-            edges = prog.edges[c[-1]]
-            if all(a[1] < b[0] for a, b in zip(edges, edges[1:])):  # sorted and disjoint: no sweep
-                return self._single_row(c, left, edges)
-        moves: list[tuple[int, int, Config]] = []
+        ranges: dict[tuple[int, int], list[Config]] = {}
         left_of: dict[Config, int] = {}  # a byte edge stays in its fragment: the depth left is kept
         for c, left in zip(self._kernels[state], self._depths[state]):
             live = prog.live(left)
@@ -237,48 +231,49 @@ class LazyDFA:
             for lo, hi, t in prog.edges[c[-1]]:
                 if live[t]:
                     moved = head + (t,)
-                    moves.append((lo, hi, moved))
+                    same = ranges.get((lo, hi))
+                    if same is None:
+                        ranges[(lo, hi)] = [moved]
+                    else:
+                        same.append(moved)
                     left_of[moved] = left
-        # sweep the byte axis: at each boundary, moves start or end; between two, the set is fixed
-        events: dict[int, list[tuple[int, Config]]] = {}
-        for lo, hi, c in moves:
-            events.setdefault(lo, []).append((1, c))
-            events.setdefault(hi + 1, []).append((-1, c))
+        bounds = sorted(ranges)
+        if all(a[1] < b[0] for a, b in zip(bounds, bounds[1:])):
+            pieces = [(lo, hi + 1, ranges[(lo, hi)]) for lo, hi in bounds]
+        else:
+            pieces = _cut(ranges)
         row = [DEAD] * 256
-        memo: dict[frozenset[Config], int] = {}
-        active: dict[Config, int] = {}
-        cuts = sorted(events)
-        for a, b in zip(cuts, cuts[1:] + [256]):
-            for delta, c in events[a]:
-                n = active.get(c, 0) + delta
-                if n:
-                    active[c] = n
-                else:
-                    del active[c]
-            if not active or a >= 256:
-                continue
-            key = frozenset(active)
-            sid = memo.get(key)
+        closed: dict = {}
+        for a, b, moved in pieces:
+            key = moved[0] if len(moved) == 1 else frozenset(moved)
+            sid = closed.get(key)
             if sid is None:
-                sid = memo[key] = self._intern(*self._closure([(c, left_of[c]) for c in key]))
+                sid = closed[key] = self._intern(*self._closure([(c, left_of[c]) for c in moved]))
             row[a:b] = [sid] * (b - a)
         return row
 
-    def _single_row(self, c: Config, left: int, edges) -> list[int]:
-        """The row of a state of one configuration whose top's edges are disjoint: each edge's
-        bytes go to its target's closure."""
-        live = self.program.live(left)
-        head = c[:-1]
-        row = [DEAD] * 256
-        closed: dict[int, int] = {}
-        for lo, hi, t in edges:
-            if live[t]:
-                sid = closed.get(t)
-                if sid is None:
-                    # a byte edge stays in its fragment: the depth left is kept
-                    sid = closed[t] = self._intern(*self._closure([(head + (t,), left)]))
-                row[lo: hi + 1] = [sid] * (hi + 1 - lo)
-        return row
+
+def _cut(ranges: dict[tuple[int, int], list[Config]]) -> list[tuple[int, int, list[Config]]]:
+    """Overlapping byte ranges swept into pieces ``(start, end exclusive, moves)``: at each
+    boundary moves start or end, and between two the set is fixed."""
+    events: dict[int, list[tuple[int, Config]]] = {}
+    for (lo, hi), moved in ranges.items():
+        for c in moved:
+            events.setdefault(lo, []).append((1, c))
+            events.setdefault(hi + 1, []).append((-1, c))
+    pieces = []
+    active: dict[Config, int] = {}
+    cuts = sorted(events)
+    for a, b in zip(cuts, cuts[1:] + [256]):
+        for delta, c in events[a]:
+            n = active.get(c, 0) + delta
+            if n:
+                active[c] = n
+            else:
+                del active[c]
+        if active and a < 256:
+            pieces.append((a, b, list(active)))
+    return pieces
 
 
 class AutomatonTooLarge(Exception):
