@@ -4,12 +4,13 @@ A mask is a walk of the vocabulary's byte trie through the automaton (``trie.py`
 strings most of that walk is foregone: when a state surely reads ``room`` bytes of any plain text
 (``plain.py``), every plain token that fits is allowed outright and only the other tokens are
 walked, from a smaller trie built once per vocabulary for a few sizes of room; where plain ASCII
-leads back into one state (a free string's inside), only the tokens' tails past their plain ASCII
-start are walked, many tokens sharing one. The configurations of a state may have that room only
+leads back into one state (a free string's inside, a key past the names it might still spell), only
+the tokens' tails past their plain ASCII start are walked, many tokens sharing one, and the tokens
+starting with a name's next letter from that letter's state. The configurations of a state may have that room only
 together (a key that is a pattern property's ``/...`` or any other name), and a state may refuse a
 few plain first bytes outright (those plain tokens are then taken out again). Whitespace between
 values is the same on a small scale: the runs of whitespace tokens that fit are allowed outright
-and their branches of the trie skipped.
+and their branches of the trie skipped; so are strings opened inside a token (``trie.py``'s hubs).
 """
 
 from __future__ import annotations
