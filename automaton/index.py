@@ -6,9 +6,9 @@ strings most of that walk is foregone: when a state surely reads ``room`` bytes 
 walked, from a smaller trie built once per vocabulary for a few sizes of room; where plain ASCII
 leads back into one state (a free string's inside, a key past the names it might still spell), only
 the tokens' tails past their plain ASCII start are walked, many tokens sharing one, and the tokens
-starting with a name's next letter from that letter's state. The configurations of a state may have that room only
-together (a key that is a pattern property's ``/...`` or any other name), and a state may refuse a
-few plain first bytes outright (those plain tokens are then taken out again). Whitespace between
+starting with a name's next letter from that letter's state. The configurations of a state may
+have that room only together (a key that is a pattern property's ``/...`` or any other name), and
+a state may refuse a few plain first bytes outright (those plain tokens are then taken out again). Whitespace between
 values is the same on a small scale: the runs of whitespace tokens that fit are allowed outright
 and their branches of the trie skipped; so are strings opened inside a token (``trie.py``'s hubs).
 """
@@ -47,6 +47,14 @@ _PLAIN_ASCII = list(_PLAIN_ASCII_BYTES)
 _STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eEtrufalsn"]
 
 
+def _by_first_byte(tokens) -> dict[int, np.ndarray]:
+    """The ids of ``tokens`` (pairs of id and bytes) grouped by their first byte."""
+    groups: dict[int, list[int]] = {}
+    for t, data in tokens:
+        groups.setdefault(data[0], []).append(t)
+    return {b: np.array(ids, dtype=np.int64) for b, ids in groups.items()}
+
+
 def _ascii_run(data: bytes) -> int:
     """How many bytes ``data`` starts with that are plain ASCII (no quote, backslash, control)."""
     return len(data) - len(data.lstrip(_PLAIN_ASCII_BYTES))
@@ -77,10 +85,7 @@ class PlainTries:
             self.fits.append((width, fit))
             width *= 2
         length = {t: n for n, t in members}
-        firsts: dict[int, list[int]] = {}
-        for _, t in members:
-            firsts.setdefault(tokens_by_id[t][0], []).append(t)
-        self.by_first = {b: np.array(ids, dtype=np.int64) for b, ids in firsts.items()}
+        self.by_first = _by_first_byte((t, tokens_by_id[t]) for _, t in members)
         self.rooms: list[tuple[int, TokenTrie]] = []
         for room in sorted({r for r in rooms if r < longest} | ({longest} if longest else set())):
             self.rooms.append((room, TokenTrie([(t, d) for t, d in tokens
@@ -92,11 +97,7 @@ class PlainTries:
         rest = [(t, d, _ascii_run(d)) for t, d in tokens if not 0 < length.get(t, 0) <= longest and not breaks_strings(d)]
         self.tails_first = TokenTrie([(t, d) for t, d, at in rest if at == 0])
         self.tails_after = TokenTrie([(t, d[at:]) for t, d, at in rest if at > 0])
-        after: dict[int, list[int]] = {}
-        for t, d, at in rest:
-            if at > 0:
-                after.setdefault(d[0], []).append(t)
-        self.after_by_first = {b: np.array(ids, dtype=np.int64) for b, ids in after.items()}
+        self.after_by_first = _by_first_byte((t, d) for t, d, at in rest if at > 0)
 
     def allow_tails(self, dfa: LazyDFA, state: int, looping: int, odd: tuple[int, ...], mask: np.ndarray) -> None:
         """Set ``mask`` for the tokens of the longest room's trie that ``state`` reads, when every
@@ -246,10 +247,14 @@ class TokenIndex:
     def room(self, state: int, text: TextClass) -> int:
         """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
         configurations reads, each with the liveness of the depth it has left."""
-        dfa = self.dfa
-        row = dfa.row(state)
+        row = self.dfa.row(state)
         if any(row[b] == DEAD for b in _ascii_bytes(text)):
             return 0  # no configuration reads every ASCII byte of the class: none has room
+        return self._best_room(state, text)
+
+    def _best_room(self, state: int, text: TextClass) -> int:
+        """``room`` without its first look at the row."""
+        dfa = self.dfa
         live = dfa.program.live
         best = 0
         for c, left in zip(dfa.configurations(state), dfa.depths(state)):
@@ -266,7 +271,7 @@ class TokenIndex:
         refused = frozenset(b for b in _PLAIN_ASCII if row[b] == DEAD)
         if len(refused) > MAX_REFUSED:
             return 0, frozenset()
-        plain = self.room(state, PLAIN)
+        plain = 0 if refused else self._best_room(state, PLAIN)  # a refused byte: no room alone
         if plain >= ROOMS[0] or not any(row[b] != DEAD for b in _STRING_ONLY):
             return plain, frozenset()
         dfa = self.dfa
