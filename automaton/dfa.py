@@ -43,12 +43,15 @@ class LazyDFA:
         self._has[0] = True
         self._lock = threading.Lock()
         frags = program.fragments
-        self._costs = bytes(frags[g].costs_depth for g in program.owner)  # per program state
-        finals = {f.final for f in frags}
-        self._is_final = bytes(s in finals for s in range(program.size))
+        costly = [f.costs_depth for f in frags]
+        self._costs = bytes(map(costly.__getitem__, program.owner))  # per program state
+        is_final = bytearray(program.size)
+        for f in frags:
+            is_final[f.final] = 1
+        self._is_final = bytes(is_final)
         # states whose closure is themselves: byte edges only, not a fragment's final state
-        self._simple = bytes(bool(program.edges[s]) and not program.eps[s] and not program.calls[s]
-                             and not self._is_final[s] for s in range(program.size))
+        self._simple = bytes([1 if edges and not eps and not calls and not final else 0 for edges, eps, calls, final
+                              in zip(program.edges, program.eps, program.calls, is_final)])
         root = program.fragments[program.root]
         self.start = self._intern(*self._closure([((root.start,), program.max_depth - self._costs[root.start])]))
 

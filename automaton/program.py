@@ -8,7 +8,9 @@ fragments that lie on a call cycle, so the set of configurations stays finite.
 
 ``live(depth)`` says which states can still reach their fragment's final state when at most
 ``depth`` more recursive frames may be pushed; the determiniser only ever enters live states,
-which is what makes every reachable state of the automaton completable (no dead ends).
+which is what makes every reachable state of the automaton completable (no dead ends). A block of
+states known to finish exactly when one witness state does (``finishes_like``: a long ``maxLength``
+string is tens of thousands of states) is settled by that witness, and its edges are not analysed.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Program:
         self.owner: list[int] = []
         self.fragments: list[Fragment] = []
         self.root = -1
+        self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
         self._live: list[bytearray] | None = None
 
     # -- building ---------------------------------------------------------------------------
@@ -60,9 +63,9 @@ class Program:
         if len(self.edges) + count > self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         first = len(self.edges)
-        self.edges.extend([] for _ in range(count))
-        self.eps.extend([] for _ in range(count))
-        self.calls.extend([] for _ in range(count))
+        self.edges += [[] for _ in range(count)]
+        self.eps += [[] for _ in range(count)]
+        self.calls += [[] for _ in range(count)]
         self.owner.extend([fragment] * count)
         return range(first, first + count)
 
@@ -94,6 +97,14 @@ class Program:
     def call(self, src: int, fragment: int, dst: int) -> None:
         self.calls[src].append((fragment, dst))
 
+    def finishes_like(self, states: range, witness: int) -> None:
+        """Declare that each of ``states`` (consecutive, none a fragment's start or final) can finish
+        exactly when ``witness`` can, with no recursive frame of its own: its edges stay inside the
+        block, lead to ``witness``, or call fragments that call nothing (a trimmed scalar automaton
+        whose accepting states lead to ``witness``). Liveness then skips the block's edges."""
+        if len(states):
+            self.blocks.append((states.start, states.stop, witness))
+
     @property
     def size(self) -> int:
         return len(self.edges)
@@ -104,9 +115,9 @@ class Program:
         self.root = root
         # frozen into tuples: the garbage collector stops tracking them, so many cached programs
         # do not slow every full collection
-        self.edges = [tuple(e) for e in self.edges]
-        self.eps = [tuple(e) for e in self.eps]
-        self.calls = [tuple(c) for c in self.calls]
+        self.edges = list(map(tuple, self.edges))
+        self.eps = list(map(tuple, self.eps))
+        self.calls = list(map(tuple, self.calls))
         self._mark_recursive()
         self._live = self._liveness()
 
@@ -114,9 +125,10 @@ class Program:
         """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative)."""
         n = len(self.fragments)
         succ: list[set[int]] = [set() for _ in range(n)]
-        for s, calls in enumerate(self.calls):
-            for g, _ in calls:
-                succ[self.owner[s]].add(g)
+        calls, owner = self.calls, self.owner
+        for s in self._analysed():  # a block calls only fragments that call nothing: never a cycle
+            for g, _ in calls[s]:
+                succ[owner[s]].add(g)
         index = [-1] * n
         low = [0] * n
         on_stack = [False] * n
@@ -171,19 +183,21 @@ class Program:
         once no fragment becomes callable every higher level equals the last one computed.
         """
         n = len(self.edges)
-        preds: list[list[int]] = [[] for _ in range(n)]
+        rep = list(range(n))  # a block's states are represented by its witness
+        for first, stop, witness in self.blocks:
+            rep[first:stop] = [witness] * (stop - first)
+        preds: dict[int, list[int]] = {}
         by_return: dict[int, list[tuple[int, int]]] = {}
         by_callee: dict[int, list[tuple[int, int]]] = {}
-        for s, row in enumerate(self.edges):
-            for _, _, t in row:
-                preds[t].append(s)
-        for s, row in enumerate(self.eps):
-            for t in row:
-                preds[t].append(s)
-        for s, row in enumerate(self.calls):
-            for g, r in row:
-                by_return.setdefault(r, []).append((s, g))
-                by_callee.setdefault(g, []).append((s, r))
+        edges, eps, calls = self.edges, self.eps, self.calls
+        for s in self._analysed():
+            for _, _, t in edges[s]:
+                preds.setdefault(rep[t], []).append(s)
+            for t in eps[s]:
+                preds.setdefault(rep[t], []).append(s)
+            for g, r in calls[s]:
+                by_return.setdefault(rep[r], []).append((s, g))
+                by_callee.setdefault(g, []).append((s, rep[r]))
         frags = self.fragments
         free_start = {f.start: g for g, f in enumerate(frags) if not f.costs_depth}
         costly = [g for g, f in enumerate(frags) if f.costs_depth]
@@ -191,7 +205,7 @@ class Program:
         def propagate(live: bytearray, todo: list[int], below: bytearray | None) -> None:
             while todo:
                 t = todo.pop()
-                for s in preds[t]:
+                for s in preds.get(t, ()):
                     if not live[s]:
                         live[s] = 1
                         todo.append(s)
@@ -230,9 +244,21 @@ class Program:
                         todo.append(s)
             propagate(live, todo, below)
             levels.append(live)
+        for live in levels:
+            for first, stop, witness in self.blocks:
+                if live[witness]:
+                    live[first:stop] = b"\x01" * (stop - first)
         while len(levels) <= self.max_depth:
             levels.append(levels[-1])
         return levels
+
+    def _analysed(self):
+        """The states outside every block, in order."""
+        start = 0
+        for first, stop, _ in sorted(self.blocks):
+            yield from range(start, first)
+            start = stop
+        yield from range(start, len(self.edges))
 
     def live(self, depth: int) -> bytearray:
         assert self._live is not None, "Program.finish() was not called"

@@ -45,19 +45,27 @@ class CharDFA:
                 return False
         return q in self.accepting
 
-    def trimmed(self) -> "CharDFA":
-        """Drop states that cannot reach acceptance (and edges into them), renumbering the rest."""
+    def finishing(self, unwritable: tuple[int, int] | None = None) -> set[int]:
+        """The states that can reach acceptance, along edges holding a scalar outside ``unwritable``."""
         reverse: list[list[int]] = [[] for _ in self.edges]
         for q, row in enumerate(self.edges):
-            for _, _, t in row:
-                reverse[t].append(q)
-        live = set(self.accepting)
-        todo = list(live)
+            for lo, hi, t in row:
+                if unwritable is None or lo < unwritable[0] or hi > unwritable[1]:
+                    reverse[t].append(q)
+        live = bytearray(len(self.edges))
+        todo = list(self.accepting)
+        for q in todo:
+            live[q] = 1
         while todo:
             for p in reverse[todo.pop()]:
-                if p not in live:
-                    live.add(p)
+                if not live[p]:
+                    live[p] = 1
                     todo.append(p)
+        return {q for q, ok in enumerate(live) if ok}
+
+    def trimmed(self) -> "CharDFA":
+        """Drop states that cannot reach acceptance (and edges into them), renumbering the rest."""
+        live = self.finishing()
         if self.start not in live:
             return CharDFA(0, [[]], set())
         order = sorted(live, key=lambda q: (q != self.start, q))

@@ -13,7 +13,7 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa
-from .strings import add_paths, ascii_raw, scalar_paths, split_ascii
+from .strings import SURROGATES, add_paths, ascii_raw, scalar_paths, split_ascii
 
 
 class ScalarLowering:
@@ -127,19 +127,23 @@ class ScalarLowering:
             prog.epsilon(states[q], dst)
         plans: dict[tuple, tuple[list, list]] = {}  # per scalar set: its raw ASCII ranges, its fragments
         for q, row in enumerate(dfa.edges):
-            by_target: dict[int, list[tuple[int, int]]] = {}
-            for lo, hi, t in row:
-                by_target.setdefault(t, []).append((lo, hi))
+            if len(row) == 1:  # most rows (a long maxLength is one state per scalar counted)
+                lo, hi, t = row[0]
+                groups: list = [(t, ((lo, hi),))]
+            else:
+                by_target: dict[int, list[tuple[int, int]]] = {}
+                for lo, hi, t in row:
+                    by_target.setdefault(t, []).append((lo, hi))
+                groups = [(t, tuple(ranges)) for t, ranges in by_target.items()]
             a = states[q]
             edges, calls = prog.edges[a], prog.calls[a]
-            for t, ranges in by_target.items():
+            for t, rest in groups:
                 b = states[t]
                 if literal is None:
-                    edges.extend((lo, hi, b) for lo, hi in ranges)
+                    edges += [(lo, hi, b) for lo, hi in rest]
                     continue
-                rest = tuple(ranges)
                 if literal:  # one scalar: its few other spellings inline
-                    edges.extend((lo, hi, b) for lo, hi in ascii_raw(rest))
+                    edges += [(lo, hi, b) for lo, hi in ascii_raw(rest)]
                     add_paths(prog, a, b, scalar_paths(rest, True, raw_ascii=False))
                     continue
                 plan = plans.get(rest)
@@ -147,8 +151,13 @@ class ScalarLowering:
                     # the big non-ASCII part (the same in almost every set) is built once per schema
                     plan = plans[rest] = (ascii_raw(rest), [self.shared(("scalar", part), lambda x, y, r=part: add_paths(
                         prog, x, y, scalar_paths(r, False, raw_ascii=False))) for part in split_ascii(rest)])
-                edges.extend((lo, hi, b) for lo, hi in plan[0])
-                calls.extend((frag, b) for frag in plan[1])
+                edges += [(lo, hi, b) for lo, hi in plan[0]]
+                calls += [(frag, b) for frag in plan[1]]
+        if dfa.size >= BLOCK_MIN and len(dfa.finishing(None if literal is None else SURROGATES)) == dfa.size:
+            prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
+
+
+BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
 
 
 def _num_key(v):

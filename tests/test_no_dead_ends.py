@@ -40,3 +40,40 @@ def test_find_trap_finds_a_planted_dead_end(monkeypatch):
     monkeypatch.setattr(Program, "live", lambda self, depth: bytearray(b"\x01") * len(self.edges))
     trap = constrain.compile(schema, cache=False).find_trap(3000)
     assert trap is not None and trap[1].startswith(b'{"a"')
+
+
+LONG_STRINGS = [
+    {"type": "object", "properties": {"s": {"type": "string", "maxLength": 300}, "n": {"type": "integer"}},
+     "required": ["s", "n"]},
+    {"$defs": {"node": {"anyOf": [{"type": "null"}, {
+        "type": "object", "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 64},
+                                         "next": {"$ref": "#/$defs/node"}}, "required": ["name", "next"]}]}},
+     "$ref": "#/$defs/node"},
+    {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+@[a-z]+\\.(com|org)$", "maxLength": 40}},
+    {"enum": ["Lençóis Maranhenses", "Chapada Diamantina", "Fernando de Noronha", 3]},
+    # states that can go on only through a lone surrogate, which JSON text cannot hold: not a block
+    {"enum": ["a" * 40 + "\ud800", "b"]},
+]
+
+
+@pytest.mark.parametrize("schema", LONG_STRINGS)
+def test_liveness_blocks_agree_with_the_full_analysis(schema, monkeypatch):
+    """A scalar automaton whose every state can finish is settled as one block by its exit state;
+    the liveness that gives equals the state-by-state analysis at every depth, with no dead end."""
+    from automaton.program import Program
+
+    blocked = constrain.compile(schema, cache=False, max_depth=3)
+    assert bool(blocked.program.blocks) != ("\\ud800" in repr(schema))
+    assert blocked.find_trap(3000) is None
+    monkeypatch.setattr(Program, "finishes_like", lambda self, states, witness: None)
+    plain = constrain.compile(schema, cache=False, max_depth=3)
+    assert not plain.program.blocks and plain.program.size == blocked.program.size
+    for depth in range(4):
+        assert blocked.program.live(depth) == plain.program.live(depth)
+
+
+def test_a_long_string_keeps_its_exact_bound():
+    grammar = constrain.compile(LONG_STRINGS[0], whitespace="compact")
+    assert grammar.accepts('{"s":"%s","n":1}' % ("é" * 300))
+    assert not grammar.accepts('{"s":"%s","n":1}' % ("é" * 301))
+    assert not grammar.accepts('{"s":"%s"}' % ("é" * 300))
