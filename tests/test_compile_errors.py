@@ -191,3 +191,26 @@ def test_formats_validators_check_but_we_do_not_are_refused():
             constrain.compile({"type": "string", "format": name})
     with pytest.warns(UserWarning, match="unknown format"):
         assert constrain.compile({"type": "string", "format": "x-colour"}, cache=False).accepts('"red"')
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_compiling_leaves_the_garbage_collector_as_it_found_it(enabled):
+    """Compiles pause the collector (their containers all live until the end) and put it back as
+    it was, after an error too, and when threads compile at once."""
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        constrain.compile({"type": "string", "maxLength": 2000}, cache=False)
+        assert gc.isenabled() == enabled
+        with pytest.raises(constrain.Unsatisfiable):
+            constrain.compile({"allOf": [{"type": "string"}, {"type": "integer"}]}, cache=False)
+        assert gc.isenabled() == enabled
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda n: constrain.compile({"type": "string", "maxLength": n}, cache=False),
+                          range(500, 540)))
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
