@@ -14,7 +14,8 @@ Bounds are exact decimals: a float bound is the value of its JSON text (``0.1`` 
 ``repr``), never its binary approximation. Constrained numbers are written without an exponent
 (``1e2`` is refused where a bound or ``multipleOf`` applies): with an exponent, the digit count no
 longer says how large a number is, and the language is not even regular (``0.0…01e+k`` is at least
-1 exactly when k exceeds the number of zeros).
+1 exactly when k exceeds the number of zeros). Bounds at zero are the exception: they only ask for
+a sign, which the exponent never changes, so ``minimum: 0`` keeps ``1e-06``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def number_dfa(
     _check_interval(lower, upper, pointer)
     limits = lows + highs
 
-    constrained = bool(limits) or multiple_of is not None
+    constrained = any(lim.value != 0 for lim in limits) or multiple_of is not None
     components: list[_Component] = [_Grammar(fraction=not integer, exponent=not (integer or constrained))]
     if lower is not None:
         components.append(_Compare(lower.value, {1} if lower.strict else {0, 1}))
@@ -214,6 +215,10 @@ class _Compare:
         if state == "start":
             return self._begin(-1) if ch == "-" else self.step(self._begin(1), ch)
         sign, magnitude = state
+        if magnitude[0] == "exponent":  # only reached for a target of zero: the sign is settled
+            return state
+        if ch in "eE":  # the grammar allows an exponent only when every bound is zero
+            return (sign, ("exponent", magnitude))
         after = _magnitude_step(self.targets[sign], magnitude, ch)
         return None if after is None else (sign, after)
 
@@ -221,6 +226,8 @@ class _Compare:
         if state == "start":
             return False
         sign, magnitude = state
+        if magnitude[0] == "exponent":
+            magnitude = magnitude[1]
         return sign * _magnitude_outcome(self.targets[sign], magnitude) in self.wanted
 
 

@@ -25,6 +25,7 @@ _MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "de
                   "dependencies"})
 
 _MODERN = ("2019-09", "2020-12")
+_LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
 
 
 def escape(segment) -> str:
@@ -103,6 +104,9 @@ class SchemaDocument:
         schema_uri = root.get("$schema", "") if isinstance(root, dict) else ""
         # Draft 4 spells `$id` as `id`; from 2019-09 on, `id` is an ordinary (unknown) keyword.
         self._legacy_id = not (isinstance(schema_uri, str) and any(v in schema_uri for v in _MODERN))
+        # Drafts 3 to 7 ignore every keyword beside a `$ref` (so do their validators, which labelled
+        # MaskBench); a document that does not name one of them gets 2020-12's rule: both apply.
+        self.ref_alone = isinstance(schema_uri, str) and any(v in schema_uri for v in _LEGACY)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice

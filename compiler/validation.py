@@ -222,6 +222,9 @@ class Validator:
     def _check_node(self, node: dict, path, via):
         """Check one schema object; return ``(subschema, linked path, via)`` for each of its children."""
         pointer = None
+        holder = node
+        if self.document.ref_alone and "$ref" in node:  # drafts 3 to 7: the siblings are ignored
+            node = {"$ref": node["$ref"]}
 
         def where():
             nonlocal pointer
@@ -304,7 +307,7 @@ class Validator:
         if "$ref" in node:
             ref = node["$ref"]
             target_pointer, target = self.document.resolve(ref, where(), via)
-            self._refs[id(node)] = target
+            self._refs[id(holder)] = target
             children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))
         return children
 
@@ -358,6 +361,8 @@ class Validator:
             return []
         if schema is False:
             return [f"{_show(pointer_of(path))}: not allowed"]
+        if self.document.ref_alone and "$ref" in schema:
+            return (yield (instance, self._refs[id(schema)], path))
         errors: list[str] = []
         actual = _json_type(instance)
         kinds = schema.get("type")

@@ -33,8 +33,10 @@ def exact(value) -> Fraction:
 
 
 def valid(text: str, integer: bool, **keywords) -> bool:
-    """Whether ``text`` is in the canonical shape and its value meets the keywords."""
-    constrained = any(v is not None for v in keywords.values())
+    """Whether ``text`` is in the canonical shape and its value meets the keywords (bounds at zero,
+    which only ask for a sign, keep the exponent)."""
+    constrained = keywords.get("multiple_of") is not None or any(
+        v is not None and exact(v) != 0 for k, v in keywords.items() if k != "multiple_of")
     grammar = INTEGER if integer else DECIMAL if constrained else JSON_NUMBER
     if not grammar.fullmatch(text):
         return False
@@ -232,10 +234,23 @@ def test_unconstrained_number_allows_exponent():
 
 
 def test_constrained_number_refuses_exponent():
-    """Any bound or multipleOf restricts numbers to plain decimals."""
-    for keywords in ({"minimum": 0}, {"exclusive_maximum": 1e9}, {"multiple_of": 1}):
+    """A bound away from zero or a multipleOf restricts numbers to plain decimals."""
+    for keywords in ({"minimum": 0.5}, {"exclusive_maximum": 1e9}, {"multiple_of": 1}, {"minimum": 0, "maximum": 9}):
         dfa = number_dfa(False, **keywords)
-        assert dfa.matches("100") and not dfa.matches("1e2")
+        assert dfa.matches("100") or dfa.matches("1")
+        assert not dfa.matches("1e2") and not dfa.matches("1e0")
+
+
+def test_bounds_at_zero_keep_the_exponent():
+    """A bound at zero asks only for a sign, which no exponent changes: MaskBench's ``"minimum": 0``
+    numbers come as ``1e-06``."""
+    dfa = number_dfa(False, minimum=0)
+    assert all(dfa.matches(t) for t in ["1e-06", "2.5E+3", "0e9", "-0.0e-2", "0"])
+    assert not any(dfa.matches(t) for t in ["-1e-06", "-2E0", "1e", "1e+"])
+    dfa = number_dfa(False, exclusive_minimum=0.0, exclusive_maximum=None)
+    assert dfa.matches("3e-300") and not dfa.matches("0e5") and not dfa.matches("-0.0E1")
+    dfa = number_dfa(False, maximum=0)
+    assert dfa.matches("-1e5") and dfa.matches("0E-1") and not dfa.matches("1e-5")
 
 
 def test_integer_refuses_fraction_and_exponent():

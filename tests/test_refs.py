@@ -2,6 +2,8 @@
 
 import pytest
 
+import constrain
+
 from compiler.errors import InvalidSchema, UnsupportedKeyword
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, split_pointer
@@ -231,3 +233,28 @@ def test_via_is_passed_on_to_errors():
     with pytest.raises(InvalidSchema) as info:
         SchemaDocument({}).resolve("#/missing", "/x", via=("#/a",))
     assert info.value.via == ("#/a",) and "reached through $ref '#/a'" in str(info.value)
+
+
+@pytest.mark.parametrize("dialect, alone", [
+    ("http://json-schema.org/draft-04/schema#", True),
+    ("http://json-schema.org/draft-07/schema#", True),
+    ("https://json-schema.org/draft/2020-12/schema", False),
+    (None, False),
+])
+def test_ref_siblings_are_ignored_exactly_where_the_draft_says(dialect, alone):
+    """Drafts 3 to 7 ignore the keywords beside a ``$ref`` (an unsupported one too), as their
+    validators do; 2020-12, and a document that names no draft, apply both. The grammar and
+    ``constrain.validate`` agree."""
+    schema = {"definitions": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+              "properties": {"at": {"$ref": "#/definitions/point", "type": "string", "maxProperties": 0}}}
+    if dialect:
+        schema["$schema"] = dialect
+    text, value = '{"at": {"x": 1}}', {"at": {"x": 1}}
+    grammar = constrain.compile(schema, whitespace="flexible", cache=False)
+    assert grammar.accepts(text) == alone
+    assert (constrain.validate(value, schema) == []) == alone
+    assert not grammar.accepts('{"at": {"x": "no"}}')
+    if alone:
+        schema["properties"]["at"]["not"] = {"const": 1}
+        assert constrain.compile(schema, whitespace="flexible", cache=False).accepts(text)
+        assert constrain.validate(value, schema) == []
