@@ -9,7 +9,7 @@ from .merge import both
 from .refs import child
 from .regex import pattern_dfa
 
-ANY_ORDER_MAX = 8  # named properties up to which property_order="any" tracks which were written (2**n states)
+ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
 class ContainerLowering:
@@ -116,21 +116,24 @@ class ContainerLowering:
     def any_order_members(self, named, extras, lo: int, hi: int | None, cap: int, src: int, dst: int) -> None:
         """An object whose named properties come in any order, each at most once: one state per
         set of names already written and count of members (capped as in schema order), additional
-        members anywhere between them."""
+        members anywhere between them. There are 2**n such states, so each holds only calls: to a
+        shared separator, then to the members not written yet, and an epsilon to one shared end."""
         n = len(named)
         members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
         required = sum(1 << i for i, m in enumerate(named) if m[3])
         grid = {(seen, c): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)}
         self.prog.text(src, b"{", grid[0, 0])
-        end = self.state(src)
+        closing, end = self.state(src), self.state(src)
+        self.ws(closing, end)
+        separators = [self.shared(("separator", count), lambda a, b, k=count: self.separator(a, b, k)) for count in (0, 1)]
         for (seen, c), here in grid.items():
             if c >= lo and seen & required == required:
-                self.ws(here, end)
+                self.prog.epsilon(here, closing)
             if hi is not None and c >= hi:
                 continue
             after = min(c + 1, cap)
             start = self.state(src)  # one separator, then any member not written yet
-            self.separator(here, start, c)
+            self.prog.call(here, separators[min(c, 1)], start)
             for i, member in enumerate(members):
                 if not seen >> i & 1:
                     self.prog.call(start, member, grid[seen | 1 << i, after])

@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     gen.add_argument("--context", type=int, default=2048)
     gen.add_argument("--whitespace", default="compact", choices=["compact", "bounded", "flexible"])
     gen.add_argument("--property-order", default="schema", choices=["schema", "any"],
-                     help="'any': named properties in any order (objects of up to 8 of them)")
+                     help="'any': named properties in any order (objects of up to 10 of them)")
     gen.add_argument("prompt")
     chk = sub.add_parser("check", help="compile a schema and report the automaton, warnings and errors")
     chk.add_argument("--schema", required=True)
