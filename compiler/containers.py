@@ -142,7 +142,13 @@ class ContainerLowering:
         self.prog.text(end, b"}", dst)
 
     def named_member(self, name: str, sub, where: Slot) -> int:
-        return self.member(lambda a, b: self.literal_string([name], a, b), sub, where)
+        """One fragment per name and value schema, shared by every object that has that member
+        (hundreds of rule objects in a linter's configuration share their common ones)."""
+        key = (name, self.schema_key(sub))
+        frag = self._members.get(key)
+        if frag is None:
+            frag = self._members[key] = self.member(lambda a, b: self.literal_string([name], a, b), sub, where)
+        return frag
 
     def member(self, key, sub, where: Slot) -> int:
         """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""

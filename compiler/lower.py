@@ -36,7 +36,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.warnings: list[str] = []
         self.reasons: list[tuple[Slot, str]] = []  # why parts of the schema can never match
         self._fragments: dict[object, int] = {}
-        self._keep: list[object] = []  # merged schemas, kept alive so their ids stay unique
+        self._keep: dict[int, object] = {}  # schemas known by id, kept alive so their ids stay unique
+        self._members: dict[tuple, int] = {}  # (name, value schema key) -> member fragment
         self._queue: list[tuple[int, object, Slot]] = []
         self._shared: dict[object, int] = {}
         self._regions: dict[object, list] = {}
@@ -66,15 +67,22 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     def fragment(self, schema, slot: Slot) -> int:
         """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""
-        key = _content_key(schema) if not self.doc.has_ids else None
-        key = key or id(schema)
+        key = self.schema_key(schema)
         frag = self._fragments.get(key)
         if frag is None:
             frag = self.prog.new_fragment()
             self._fragments[key] = frag
-            self._keep.append(schema)
             self._queue.append((frag, schema, slot))
         return frag
+
+    def schema_key(self, schema):
+        """What identifies ``schema`` for sharing: its content when flat (and no ``$id`` can change
+        what a ``$ref`` in it means), else the object itself (kept alive, so its id stays its own)."""
+        key = _content_key(schema) if not self.doc.has_ids else None
+        if key is None:
+            self._keep[id(schema)] = schema
+            return id(schema)
+        return key
 
     def shared(self, key, build) -> int:
         """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
@@ -254,7 +262,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             return s
 
         merged = merge(a, b, slot.pointer, resolve)
-        self._keep.append(merged)
+        self._keep[id(merged)] = merged
         return merged
 
     def check_keywords(self, schema: dict, slot: Slot) -> None:
