@@ -186,15 +186,15 @@ class Program:
         rep = list(range(n))  # a block's states are represented by its witness
         for first, stop, witness in self.blocks:
             rep[first:stop] = [witness] * (stop - first)
-        preds: dict[int, list[int]] = {}
+        preds: list[list[int]] = [[] for _ in range(n)]
         by_return: dict[int, list[tuple[int, int]]] = {}
         by_callee: dict[int, list[tuple[int, int]]] = {}
         edges, eps, calls = self.edges, self.eps, self.calls
         for s in self._analysed():
             for _, _, t in edges[s]:
-                preds.setdefault(rep[t], []).append(s)
+                preds[rep[t]].append(s)
             for t in eps[s]:
-                preds.setdefault(rep[t], []).append(s)
+                preds[rep[t]].append(s)
             for g, r in calls[s]:
                 by_return.setdefault(rep[r], []).append((s, g))
                 by_callee.setdefault(g, []).append((s, rep[r]))
@@ -205,7 +205,7 @@ class Program:
         def propagate(live: bytearray, todo: list[int], below: bytearray | None) -> None:
             while todo:
                 t = todo.pop()
-                for s in preds.get(t, ()):
+                for s in preds[t]:
                     if not live[s]:
                         live[s] = 1
                         todo.append(s)

@@ -193,20 +193,43 @@ def _surrogate_paths(lo: int, hi: int):
 
 def add_paths(prog: Program, src: int, dst: int, paths: list[StepPath]) -> None:
     """Thread ``paths`` from ``src`` to ``dst``, merging shared prefixes into one trie."""
-    frag = prog.owner[src]
+    if not paths:
+        return
+    inner, edges = _trie_of(paths)
+    states = prog.new_states(prog.owner[src], inner)
+    ends = [src, dst, *states]
+    out = prog.edges
+    for a, lo, hi, b in edges:
+        out[ends[a]].append((lo, hi, ends[b]))
+
+
+_TRIES: dict[int, tuple[list, int, list]] = {}  # id(paths) -> (paths, inner states, edges)
+
+
+def _trie_of(paths: list[StepPath]) -> tuple[int, list[tuple[int, int, int, int]]]:
+    """The trie of ``paths`` once per path list (``scalar_paths`` hands out the same lists): its
+    number of inner states and its edges ``(from, lo, hi, to)``, with 0 the start, 1 the end and
+    2... the inner states."""
+    found = _TRIES.get(id(paths))
+    if found is not None and found[0] is paths:
+        return found[1], found[2]
     children: dict[tuple[int, tuple], int] = {}
+    edges: list[tuple[int, int, int, int]] = []
+    inner = 0
     for path in paths:
-        state = src
+        state = 0
         for i, step in enumerate(path):
-            key = tuple(step)
             if i == len(path) - 1:
-                for lo, hi in step:
-                    prog.byte(state, lo, hi, dst)
+                edges += [(state, lo, hi, 1) for lo, hi in step]
                 break
-            nxt = children.get((state, key))
+            key = (state, tuple(step))
+            nxt = children.get(key)
             if nxt is None:
-                nxt = prog.new_state(frag)
-                children[(state, key)] = nxt
-                for lo, hi in step:
-                    prog.byte(state, lo, hi, nxt)
+                nxt = children[key] = 2 + inner
+                inner += 1
+                edges += [(state, lo, hi, nxt) for lo, hi in step]
             state = nxt
+    if len(_TRIES) > 4096:
+        _TRIES.clear()
+    _TRIES[id(paths)] = (paths, inner, edges)
+    return inner, edges
