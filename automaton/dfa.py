@@ -251,7 +251,8 @@ class LazyDFA:
         row = [DEAD] * 256
         closed = self._closed
         for a, b, moved in pieces:
-            key = (moved[0], left_of[moved[0]]) if len(moved) == 1 else frozenset([(c, left_of[c]) for c in moved])
+            # a sorted tuple, not a frozenset: the collector stops tracking tuples of numbers
+            key = (moved[0], left_of[moved[0]]) if len(moved) == 1 else tuple(sorted({(c, left_of[c]) for c in moved}))
             sid = closed.get(key)
             if sid is None:
                 sid = closed[key] = self._intern(*self._closure([(c, left_of[c]) for c in moved]))
