@@ -34,3 +34,16 @@ def test_sample_has_no_invalidation_errors_and_no_traps():
     traps = [f"{r.file}: state {r.trap['state']} after {r.trap['path']!r}" for r in results if r.trap]
     assert not inval, f"{len(inval)} invalid instances accepted:\n" + "\n".join(inval)
     assert not traps, f"{len(traps)} schemas with a trap state:\n" + "\n".join(traps)
+
+
+def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path, capsys):
+    """``benchmarks/compile_times.py`` (runs without MaskBench: a folder of two schema files)."""
+    import json
+
+    (tmp_path / "a.json").write_text(json.dumps({"schema": {"type": "string", "maxLength": 300}}))
+    (tmp_path / "b.json").write_text(json.dumps({"schema": {"type": "object", "uniqueItems": True, "if": {}}}))
+    script = benchmark_scripts.load("compile_times")
+    times = script.compile_times([tmp_path / "a.json", tmp_path / "b.json"])
+    assert [name for _, name in times] == ["a.json"] and times[0][0] > 0
+    assert script.main([str(tmp_path), "--property-order", "any"]) == 0
+    assert "1 schemas compiled (of 2)" in capsys.readouterr().out
