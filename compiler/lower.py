@@ -109,7 +109,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         for _ in range(64):
             if not (isinstance(schema, dict) and "$ref" in schema and isinstance(schema["$ref"], str)):
                 return schema, slot
-            schema = self.without_ref_siblings(schema)
+            schema = self.doc.without_ref_siblings(schema)
             rules = constraints(schema)
             if len(rules) != 1:
                 return schema, slot
@@ -118,10 +118,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             pointer, schema = self.doc.resolve(ref, slot.pointer)
             slot = Slot(pointer, slot.via + (ref,))
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
-
-    def without_ref_siblings(self, schema: dict) -> dict:
-        """In a draft 3 to 7 document, a ``$ref`` is the whole schema (its siblings are ignored)."""
-        return {"$ref": schema["$ref"]} if self.doc.ref_alone and "$ref" in schema else schema
 
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
@@ -135,7 +131,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.never(slot, "'false' schema")
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
-        schema = self.without_ref_siblings(schema)
+        schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
         rules = constraints(schema)
         if "$ref" in rules:

@@ -113,6 +113,10 @@ class SchemaDocument:
         self._base_cache: dict[str, str] = {}
         self._index()
 
+    def without_ref_siblings(self, node: dict) -> dict:
+        """``node`` as it applies: in a draft 3 to 7 document a ``$ref`` is the whole schema."""
+        return {"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node
+
     @property
     def has_ids(self) -> bool:
         """Whether any subschema sets a base URI (then a ``$ref`` means different things in different places)."""

@@ -13,7 +13,7 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa
-from .strings import SURROGATES, add_paths, ascii_raw, scalar_paths, split_ascii
+from .strings import SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
 class ScalarLowering:
@@ -144,13 +144,13 @@ class ScalarLowering:
                     continue
                 if literal:  # one scalar: its few other spellings inline
                     edges += [(lo, hi, b) for lo, hi in ascii_raw(rest)]
-                    add_paths(prog, a, b, scalar_paths(rest, True, raw_ascii=False))
+                    add_scalar(prog, a, b, rest, literal=True)
                     continue
                 plan = plans.get(rest)
                 if plan is None:  # escapes and multi-byte forms: shared fragments, split at ASCII so
                     # the big non-ASCII part (the same in almost every set) is built once per schema
-                    plan = plans[rest] = (ascii_raw(rest), [self.shared(("scalar", part), lambda x, y, r=part: add_paths(
-                        prog, x, y, scalar_paths(r, False, raw_ascii=False))) for part in split_ascii(rest)])
+                    plan = plans[rest] = (ascii_raw(rest), [self.shared(("scalar", part), lambda x, y, r=part: add_scalar(
+                        prog, x, y, r, literal=False)) for part in split_ascii(rest)])
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
         if dfa.size >= BLOCK_MIN and len(dfa.finishing(None if literal is None else SURROGATES)) == dfa.size:

@@ -9,8 +9,8 @@ Two policies:
 * free (strings with no fixed value): any scalar raw except ``"``, ``\\`` and controls, and any
   scalar escaped (``\\uXXXX``, or a short escape including ``\\/``).
 
-A path is a list of inclusive byte ranges; ``add_paths`` threads a set of paths between two program
-states, sharing common prefixes.
+A path is a list of inclusive byte ranges; ``add_scalar`` threads a scalar's paths between two
+program states, sharing common prefixes.
 """
 
 from __future__ import annotations
@@ -146,7 +146,6 @@ def ascii_raw(ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
     return list(_subtract_points(_intersect(ranges, 0x20, 0x7F), (QUOTE, BACKSLASH)))
 
 
-@lru_cache(maxsize=4096)
 def scalar_paths(ranges: tuple[tuple[int, int], ...], literal: bool, raw_ascii: bool = True) -> list[StepPath]:
     """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths
     (without the one-byte raw ASCII forms when ``raw_ascii`` is False)."""
@@ -191,32 +190,27 @@ def _surrogate_paths(lo: int, hi: int):
                 yield high, low
 
 
-def add_paths(prog: Program, src: int, dst: int, paths: list[StepPath]) -> None:
-    """Thread ``paths`` from ``src`` to ``dst``, merging shared prefixes into one trie."""
-    if not paths:
+def add_scalar(prog: Program, src: int, dst: int, ranges: tuple[tuple[int, int], ...], literal: bool) -> None:
+    """Thread from ``src`` to ``dst`` every way to write one scalar of ``ranges`` but its one-byte raw
+    ASCII forms (``scalar_paths``), as one trie: common prefixes shared."""
+    inner, edges = _scalar_trie(ranges, literal)
+    if not edges:
         return
-    inner, edges = _trie_of(paths)
-    states = prog.new_states(prog.owner[src], inner)
-    ends = [src, dst, *states]
+    ends = [src, dst, *prog.new_states(prog.owner[src], inner)]
     out = prog.edges
     for a, lo, hi, b in edges:
         out[ends[a]].append((lo, hi, ends[b]))
 
 
-_TRIES: dict[int, tuple[list, int, list]] = {}  # id(paths) -> (paths, inner states, edges)
-
-
-def _trie_of(paths: list[StepPath]) -> tuple[int, list[tuple[int, int, int, int]]]:
-    """The trie of ``paths`` once per path list (``scalar_paths`` hands out the same lists): its
-    number of inner states and its edges ``(from, lo, hi, to)``, with 0 the start, 1 the end and
-    2... the inner states."""
-    found = _TRIES.get(id(paths))
-    if found is not None and found[0] is paths:
-        return found[1], found[2]
+@lru_cache(maxsize=4096)
+def _scalar_trie(ranges: tuple[tuple[int, int], ...], literal: bool) -> tuple[int, tuple[tuple[int, int, int, int], ...]]:
+    """The trie of ``scalar_paths(ranges, literal, raw_ascii=False)``, made once: its number of
+    inner states and its edges ``(from, lo, hi, to)``, with 0 the start, 1 the end and 2... the
+    inner states (tuples, so the collector stops tracking the cache)."""
     children: dict[tuple[int, tuple], int] = {}
     edges: list[tuple[int, int, int, int]] = []
     inner = 0
-    for path in paths:
+    for path in scalar_paths(ranges, literal, raw_ascii=False):
         state = 0
         for i, step in enumerate(path):
             if i == len(path) - 1:
@@ -229,7 +223,4 @@ def _trie_of(paths: list[StepPath]) -> tuple[int, list[tuple[int, int, int, int]
                 inner += 1
                 edges += [(state, lo, hi, nxt) for lo, hi in step]
             state = nxt
-    if len(_TRIES) > 4096:
-        _TRIES.clear()
-    _TRIES[id(paths)] = (paths, inner, edges)
-    return inner, edges
+    return inner, tuple(edges)

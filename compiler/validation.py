@@ -222,9 +222,7 @@ class Validator:
     def _check_node(self, node: dict, path, via):
         """Check one schema object; return ``(subschema, linked path, via)`` for each of its children."""
         pointer = None
-        holder = node
-        if self.document.ref_alone and "$ref" in node:  # drafts 3 to 7: the siblings are ignored
-            node = {"$ref": node["$ref"]}
+        holder, node = node, self.document.without_ref_siblings(node)
 
         def where():
             nonlocal pointer
