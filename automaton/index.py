@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from functools import lru_cache, partial
+from functools import lru_cache
 
 import numpy as np
 
 from .dfa import DEAD, LazyDFA
 from .loops import LoopTokens
-from .plain import (PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
+from .plain import (DIGITS, PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
                     room_together)
 from .trie import SMALL_WALK, TokenTrie
 
@@ -152,8 +152,9 @@ class VocabTries:
 
     def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
-        many bytes of any text of that class the state surely reads, ``rooms.plain_room(state)`` the
-        same for plain text, with the first bytes that text must avoid (asked only when it helps)."""
+        many bytes of any text of that class the state surely reads (``plain`` and ``digits`` say it
+        for those classes), ``rooms.plain_room(state)`` the same for plain text, with the first bytes
+        that text must avoid (asked only when it helps)."""
         plain, refused = rooms.plain_room(state)
         trie = self.plain.pick(plain)
         if trie is not None:
@@ -166,12 +167,10 @@ class VocabTries:
                 trie.allowed(dfa, state, mask, narrow=False)
             return
         narrow = self.full.expected(dfa, state) <= SMALL_WALK
-        plain_room = partial(rooms.room, text=PLAIN)
         if narrow:
-            self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE),
-                              plain_room=plain_room)
+            self.full.allowed(dfa, state, mask, narrow=True, skip_room=rooms.room(state, WHITESPACE), rooms=rooms)
         elif not self._loop_allowed(dfa, state, mask):
-            self.full.allowed(dfa, state, mask, narrow=False, plain_room=plain_room)
+            self.full.allowed(dfa, state, mask, narrow=False, rooms=rooms)
 
     @staticmethod
     def _plain_loop(dfa: LazyDFA, state: int) -> tuple[int, tuple[int, ...]] | None:
@@ -251,6 +250,14 @@ class TokenIndex:
         if any(row[b] == DEAD for b in _ascii_bytes(text)):
             return 0  # no configuration reads every ASCII byte of the class: none has room
         return self._best_room(state, text)
+
+    def plain(self, state: int) -> int:
+        """``room`` of plain text (asked at the trie's hubs)."""
+        return self.room(state, PLAIN)
+
+    def digits(self, state: int) -> int:
+        """``room`` of digits (asked at the trie's runs)."""
+        return self.room(state, DIGITS)
 
     def _best_room(self, state: int, text: TextClass) -> int:
         """``room`` without its first look at the row."""

@@ -11,6 +11,9 @@ contiguous run of the next level. Two walks share the structure:
 Both take a *hub* whole: a node ending in a quote, where a string may open (`"`, ` "`, `":"`), holds
 many tokens whose rest is plain text; when the state after the quote surely reads that much plain
 text (the index's room), those tokens are allowed without a visit and only the other tails walked.
+A *run* is taken whole the same way: a node below which every token goes on with digits only (`1`
+above `12` and `123`: a thousand number tokens in Llama 3), when its state surely reads that many
+digits (inside a number).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ SMALL_WALK = 4000  # tokens under the admissible first bytes, below which the Py
 HANDOVER = 400  # tokens under the live frontier, below which the numpy walk finishes in Python
 WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead
 HUB_MIN = 32  # tokens with plain text past a quote for that quote's node to take them whole
+RUN_MIN = 16  # tokens going on with digits only below a node for that node to take them whole
 
 
 class TokenTrie:
@@ -81,9 +85,12 @@ class TokenTrie:
         if skippable is not None:
             self._find_skippable(levels, by_bytes, skippable)
         self.hubs: dict[int, tuple[int, tuple[int, ...], TokenTrie]] = {}
-        self.is_hub = [np.zeros(len(level), dtype=bool) for level in levels]
+        self.runs: dict[int, tuple[int, np.ndarray]] = {}
+        self.is_whole = [np.zeros(len(level), dtype=bool) for level in levels]  # a hub or a run
         if hubs:
             self._find_hubs(levels, by_bytes)
+            self._find_runs(levels, by_bytes)
+        self.whole = frozenset(self.hubs) | frozenset(self.runs)
         # tuples, not lists: once the collector has seen them they are untracked, so a trie of a
         # few hundred thousand nodes does not make every full garbage collection slow
         self.children = [tuple(kids) for kids in self.children]
@@ -119,20 +126,38 @@ class TokenTrie:
             i = bisect_left(levels[d], prefix)  # levels are sorted
             rest = TokenTrie([(t, tail) for t, tail in tails if not is_plain(tail) and not breaks_strings(tail)])
             self.hubs[self.base[d] + i] = (max(n for n, _ in plain), tuple(t for _, t in plain), rest)
-            self.is_hub[d][i] = True
+            self.is_whole[d][i] = True
+
+    def _find_runs(self, levels, by_bytes) -> None:
+        """Nodes below which every token goes on with digits only, at least ``RUN_MIN`` of them:
+        per node, the longest such tail and those tokens."""
+        below: dict[bytes, list[tuple[int, int]]] = {}
+        for data, ids in by_bytes.items():
+            start = len(data.rstrip(b"0123456789"))
+            for i in range(max(start, 1), len(data)):
+                below.setdefault(data[:i], []).extend((len(data) - i, t) for t in ids)
+        for prefix, tails in below.items():
+            d = len(prefix)
+            i = bisect_left(levels[d], prefix)
+            node = self.base[d] + i
+            if len(tails) < RUN_MIN or self.subtree[node] - len(self.ends[node]) != len(tails):
+                continue  # too few, or other tokens below too
+            self.runs[node] = (max(n for n, _ in tails), np.array([t for _, t in tails], dtype=np.int64))
+            self.is_whole[d][i] = True
 
     def allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray, narrow: bool | None = None,
-                skip_room: int = 0, plain_room=None) -> None:
+                skip_room: int = 0, rooms=None) -> None:
         """Set ``mask[t]`` for every token ``t`` of the trie whose bytes the automaton reads from
         ``state``. ``narrow``: whether the state reads little of the trie (None: judge it here
         with ``expected``); ``skip_room``: it surely reads that many bytes of skippable text;
-        ``plain_room(s)``: how many bytes of plain text state ``s`` surely reads, asked at hubs."""
+        ``rooms``: ``plain(s)`` and ``digits(s)``, how many bytes of plain text and of digits state
+        ``s`` surely reads, asked at hubs and runs (None: take none whole)."""
         if narrow is None:
             narrow = self.expected(dfa, state) <= SMALL_WALK
         if narrow:
-            mask[self._walk_python(dfa, [(0, state)], skip_room, plain_room)] = True
+            self._walk_python(dfa, [(0, state)], skip_room, rooms, mask)
         else:
-            self._walk_frontier(dfa, state, mask, plain_room)
+            self._walk_frontier(dfa, state, mask, rooms)
         if len(self.dup_first):
             mask[self.dup_other] |= mask[self.dup_first]
 
@@ -156,23 +181,33 @@ class TokenTrie:
         branch = self.child_of.get(0) or dict(self.children[0])
         return self._walk_python(dfa, [(branch[b], s) for b, s in firsts if b in branch and s != DEAD])
 
-    def _take_hub(self, dfa: LazyDFA, node: int, state: int, plain_room) -> list[int] | None:
-        """The tokens below hub ``node`` that ``state`` reads, when it surely reads every plain
-        tail there; None when it may not (then the node is walked as any other)."""
+    def _take_whole(self, dfa: LazyDFA, node: int, state: int, rooms, mask: np.ndarray) -> bool:
+        """Set ``mask`` for the tokens below hub or run ``node`` that ``state`` reads, when it
+        surely reads every plain (digit) tail there; False, with ``mask`` untouched, when it may
+        not (then the node is walked as any other)."""
+        run = self.runs.get(node)
+        if run is not None:
+            if rooms.digits(state) < run[0]:
+                return False
+            mask[run[1]] = True
+            return True
         longest, plain, rest = self.hubs[node]
-        if plain_room(state) < longest:
-            return None
+        if rooms.plain(state) < longest:
+            return False
+        mask[list(plain)] = True
         # the state reads plain text, so it is inside a string: tails that break strings are out
-        return list(plain) + rest._walk_python(dfa, [(0, state)])
+        rest._walk_python(dfa, [(0, state)], mask=mask)
+        return True
 
     def _walk_python(self, dfa: LazyDFA, stack: list[tuple[int, int]], skip_room: int = 0,
-                     plain_room=None) -> list[int]:
-        """Tokens strictly below each (node, state) of ``stack``; branches of skippable tokens no
-        longer than ``skip_room`` are taken whole (the root state reads any such text), and so
-        are the plain tails below a hub whose state reads them all (``plain_room``)."""
+                     rooms=None, mask: np.ndarray | None = None) -> list[int]:
+        """Tokens strictly below each (node, state) of ``stack`` (set in ``mask`` when given, else
+        returned); branches of skippable tokens no longer than ``skip_room`` are taken whole (the
+        root state reads any such text), and so are hubs and runs whose state reads all their tails
+        (``rooms``, which needs ``mask``)."""
         children, ends, child_of = self.children, self.ends, self.child_of
         skip = self.skip if skip_room else {}
-        hubs = self.hubs if plain_room is not None else {}
+        whole = self.whole if rooms is not None else ()
         out: list[int] = []
         while stack:
             node, s = stack.pop()
@@ -185,22 +220,21 @@ class TokenTrie:
                 row = dfa.row(s)
                 steps = [(child, row[b]) for b, child in kids if row[b] != DEAD]
             for child, t in steps:
-                whole = skip.get(child)
-                if whole is not None and whole[0] <= skip_room:
-                    out.extend(whole[1])
+                skipped = skip.get(child)
+                if skipped is not None and skipped[0] <= skip_room:
+                    out.extend(skipped[1])
                     continue
                 if ends[child]:
                     out.extend(ends[child])
-                if child in hubs:
-                    taken = self._take_hub(dfa, child, t, plain_room)
-                    if taken is not None:
-                        out.extend(taken)
-                        continue
+                if child in whole and self._take_whole(dfa, child, t, rooms, mask):
+                    continue
                 if children[child]:
                     stack.append((child, t))
+        if mask is not None:
+            mask[out] = True
         return out
 
-    def _walk_frontier(self, dfa: LazyDFA, state: int, mask: np.ndarray, plain_room=None) -> None:
+    def _walk_frontier(self, dfa: LazyDFA, state: int, mask: np.ndarray, rooms=None) -> None:
         nodes = np.zeros(1, dtype=np.int64)  # indices within the level
         states = np.array([state + 1], dtype=np.int64)  # shifted: 0 is dead
         for d in range(len(self.first) - 1):
@@ -219,17 +253,15 @@ class TokenTrie:
             ends = self.end_tok[d + 1][nodes]
             mask[ends[ends >= 0]] = True
             base = self.base[d + 1]
-            if plain_room is not None:
-                hub = np.flatnonzero(self.is_hub[d + 1][nodes])
-                if len(hub):
+            if rooms is not None:
+                special = np.flatnonzero(self.is_whole[d + 1][nodes])
+                if len(special):
                     kept = np.ones(len(nodes), dtype=bool)
-                    for k in hub.tolist():
-                        taken = self._take_hub(dfa, int(nodes[k]) + base, int(states[k]) - 1, plain_room)
-                        if taken is not None:
-                            mask[taken] = True
+                    for k in special.tolist():
+                        if self._take_whole(dfa, int(nodes[k]) + base, int(states[k]) - 1, rooms, mask):
                             kept[k] = False
                     nodes, states = nodes[kept], states[kept]
             if int(self.below[d + 1][nodes].sum()) <= HANDOVER:
                 stack = list(zip((nodes + base).tolist(), (states - 1).tolist()))
-                mask[self._walk_python(dfa, stack, 0, plain_room)] = True
+                self._walk_python(dfa, stack, 0, rooms, mask)
                 return

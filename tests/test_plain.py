@@ -164,3 +164,27 @@ def test_strings_opened_inside_a_token_take_its_plain_tails_whole(vocabulary):
     hub = [t for t, d in enumerate(vocabulary.token_bytes) if d and d[:2] == b' "' and is_plain(d[2:])]
     free = index.mask(_state_after(grammar, b'{"free":'))
     assert hub and free[hub].all()
+
+
+def test_number_tokens_are_taken_whole_where_the_digits_are_free(vocabulary):
+    """Below a digit of the trie lie the number tokens that go on with digits (`1`, `12`, `123`): a run,
+    taken whole where the number surely reads that many more digits. The masks equal the brute-force
+    answer where the digits are free (an integer's, a fraction's), bounded (`maximum`), or refused
+    (after a leading zero), and where a pattern reads digits."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "object", "properties": {
+        "free": {"type": "number"}, "small": {"type": "integer", "minimum": 0, "maximum": 4567},
+        "code": {"type": "string", "pattern": "^#[0-9]{4}$"}}}, whitespace="flexible")
+    index = token_index(grammar, vocabulary)
+    prefixes = (b'{"free": ', b'{"free": 1', b'{"free": 0', b'{"free": -', b'{"free": 12.', b'{"free": 12.5e',
+                b'{"small": ', b'{"small": 4', b'{"small": 45', b'{"small": 456', b'{"small": 9',
+                b'{"code": "#', b'{"code": "#12')
+    for prefix in prefixes:
+        state = _state_after(grammar, prefix)
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocabulary, state)), prefix
+    trie = index.tries.full
+    digits = [t for t, d in enumerate(vocabulary.token_bytes) if d and d.isdigit() and len(d) > 1]
+    if len(digits) >= 100:  # a vocabulary that merges digits has runs, and a free integer takes them
+        assert trie.runs
+        assert index.mask(_state_after(grammar, b'{"free": 1'))[digits].all()
