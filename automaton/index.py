@@ -15,7 +15,9 @@ and their branches of the trie skipped; so are strings opened inside a token (``
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -225,8 +227,53 @@ def vocab_tries(vocab) -> VocabTries:
     return tries
 
 
+class MaskLedger:
+    """Every index's cached masks in the order they were computed, so that all grammars together
+    (``compile`` keeps up to 64, each with its indexes) stay under one memory budget: past it, the
+    oldest mask of the process goes first, whichever grammar holds it. ``limit`` may be changed."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+        self._order: OrderedDict[tuple[int, int], weakref.ref] = OrderedDict()  # (index serial, state)
+        # re-entrant: a collection while adding may finalize an index, which calls ``forget``
+        self._lock = threading.RLock()
+
+    def add(self, index: TokenIndex, state: int, mask: np.ndarray) -> None:
+        with self._lock:
+            index._cache[state] = mask
+            self._order[(index.serial, state)] = index.ref
+            self.used += mask.nbytes
+            while len(index._cache) > index.max_entries:
+                self._drop(index, next(iter(index._cache)))
+            while self.used > self.limit and self._order:
+                (_, oldest), ref = next(iter(self._order.items()))
+                owner = ref()
+                if owner is None:  # being finalized: ``forget`` settles its account
+                    self._order.popitem(last=False)
+                else:
+                    self._drop(owner, oldest)
+
+    def _drop(self, index: TokenIndex, state: int) -> None:
+        self._order.pop((index.serial, state))
+        self.used -= index._cache.pop(state).nbytes
+
+    def forget(self, serial: int, cache: dict) -> None:
+        """An index is gone: its masks leave the account (called by its finalizer)."""
+        with self._lock:
+            for state, mask in cache.items():
+                self._order.pop((serial, state), None)
+                self.used -= mask.nbytes
+            cache.clear()
+
+
+MASKS = MaskLedger(1 << 30)
+_SERIALS = itertools.count()
+
+
 class TokenIndex:
-    """Masks for one grammar and one vocabulary; thread-safe, with a bounded cache."""
+    """Masks for one grammar and one vocabulary; thread-safe, with a bounded cache (``max_cache_bytes``
+    for this index, ``MASKS.limit`` for all of them together)."""
 
     def __init__(self, grammar, vocab, max_cache_bytes: int = 256 << 20):
         self.grammar = grammar
@@ -236,9 +283,11 @@ class TokenIndex:
         self.eos = np.array(sorted(vocab.eos_ids), dtype=np.int64)
         self.tries = vocab_tries(vocab)
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
-        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
-        self._max_entries = max(16, max_cache_bytes // max(1, self.size))
-        self._lock = threading.Lock()
+        self._cache: dict[int, np.ndarray] = {}  # in the order computed
+        self.max_entries = max(16, max_cache_bytes // max(1, self.size))
+        self.serial = next(_SERIALS)
+        self.ref = weakref.ref(self)
+        weakref.finalize(self, MASKS.forget, self.serial, self._cache)
         self.eos_only = np.zeros(self.size, dtype=bool)
         self.eos_only[self.eos] = True
         self.eos_only.flags.writeable = False
@@ -306,10 +355,7 @@ class TokenIndex:
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
-        with self._lock:
-            self._cache[state] = m
-            while len(self._cache) > self._max_entries:
-                self._cache.popitem(last=False)
+        MASKS.add(self, state, m)
         return m
 
 

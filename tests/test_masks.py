@@ -94,3 +94,39 @@ def test_matcher_walks_rolls_back_and_wedges(vocabulary_by_name):
     assert np.flatnonzero(m.mask()).tolist() == sorted(vocab.eos_ids)
     m.reset()
     assert not m.wedged and m.mask()[brace]
+
+
+def test_the_masks_of_all_grammars_stay_under_one_budget(vocabulary_by_name):
+    """Grammars cached by compile each hold their masks; past the process-wide budget the oldest
+    mask goes first, whichever grammar holds it, is computed again when asked, and a grammar that
+    is dropped takes its masks off the account."""
+    import gc
+
+    from automaton.index import MASKS
+
+    vocab = vocabulary_by_name("gpt-2")
+    before, limit = MASKS.used, MASKS.limit
+    MASKS.limit = before + 12 * vocab.size  # room for a dozen more masks
+    try:
+        grammars = [constrain.compile({"type": "array", "items": {"type": "integer", "minimum": k}}, cache=False)
+                    for k in range(4)]
+        first = {}
+        for g in grammars:
+            index = token_index(g, vocab)
+            state = g.automaton.start
+            for byte in b"[1, 22, 3":
+                first[(id(g), state)] = index.mask(state).copy()
+                state = g.automaton.step(state, byte)
+            assert MASKS.used <= MASKS.limit
+        held = sum(len(token_index(g, vocab)._cache) for g in grammars)
+        assert held == 12 and MASKS.used == before + held * vocab.size
+        assert not token_index(grammars[0], vocab)._cache  # the oldest went first
+        for g in grammars:  # evicted masks come back the same
+            for (gid, state), mask in first.items():
+                if gid == id(g):
+                    assert np.array_equal(token_index(g, vocab).mask(state), mask)
+        grammars = g = index = None
+        gc.collect()
+        assert MASKS.used == before
+    finally:
+        MASKS.limit = limit
