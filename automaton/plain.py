@@ -126,12 +126,15 @@ class TextReach:
         self.live = live  # the live states of the depth the configurations have left
         self.text = text
         self._memo: dict[int, int] = {}
+        self._forever = program.plain_forever if text is PLAIN else frozenset()  # declared by the compiler
         self._covers: dict[frozenset[int], bool] = {}
         self._lock = threading.Lock()
 
     def __call__(self, state: int) -> int:
         r = self._memo.get(state)
         if r is None:
+            if state in self._forever:
+                return UNBOUNDED
             with self._lock:
                 r = self._memo.get(state)
                 if r is None:
@@ -235,6 +238,9 @@ class TextReach:
             s = queue.popleft()
             if s in memo:
                 value[s] = memo[s]
+                continue
+            if s in self._forever:
+                value[s] = UNBOUNDED
                 continue
             succ = self._successors(s) if steps[s] < HORIZON and len(pieces) < STATE_BUDGET else None
             if succ is None:

@@ -46,6 +46,7 @@ class Program:
         self.fragments: list[Fragment] = []
         self.root = -1
         self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
+        self.plain_forever: set[int] = set()  # see reads_plain_forever
         self._live: list[bytearray] | None = None
 
     # -- building ---------------------------------------------------------------------------
@@ -104,6 +105,12 @@ class Program:
         whose accepting states lead to ``witness``). Liveness then skips the block's edges."""
         if len(states):
             self.blocks.append((states.start, states.stop, witness))
+
+    def reads_plain_forever(self, states) -> None:
+        """Declare that from each of ``states`` any plain text (``automaton.plain``) is read, however
+        long, staying among them (an additional key's states, a pattern's ``.*``): the token index
+        takes it as their room without exploring them."""
+        self.plain_forever.update(states)
 
     @property
     def size(self) -> int:

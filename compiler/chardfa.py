@@ -12,6 +12,21 @@ from dataclasses import dataclass, field
 MAX_SCALAR = 0x10FFFF
 
 
+def _covers(row: list[tuple[int, int, int]], ranges: tuple[tuple[int, int], ...]) -> bool:
+    """Whether the edges of ``row`` together hold every scalar of ``ranges``."""
+    spans = sorted((lo, hi) for lo, hi, _ in row)
+    i = 0
+    for a, b in ranges:
+        x = a
+        while x <= b:
+            while i < len(spans) and spans[i][1] < x:
+                i += 1
+            if i == len(spans) or spans[i][0] > x:
+                return False
+            x = spans[i][1] + 1
+    return True
+
+
 
 @dataclass
 class CharDFA:
@@ -62,6 +77,25 @@ class CharDFA:
                     live[p] = 1
                     todo.append(p)
         return {q for q, ok in enumerate(live) if ok}
+
+    def closed_under(self, ranges: tuple[tuple[int, int], ...]) -> set[int]:
+        """The greatest set of states that read every scalar of ``ranges`` (sorted, disjoint) and
+        stay in the set doing so: from them, any text of those scalars is read, however long."""
+        n = len(self.edges)
+        keep = bytearray(n)
+        reverse: list[list[int]] = [[] for _ in range(n)]
+        for q, row in enumerate(self.edges):
+            keep[q] = _covers(row, ranges)
+            for lo, hi, t in row:
+                if any(lo <= b and a <= hi for a, b in ranges):
+                    reverse[t].append(q)
+        todo = [q for q in range(n) if not keep[q]]
+        while todo:
+            for p in reverse[todo.pop()]:
+                if keep[p]:
+                    keep[p] = 0
+                    todo.append(p)
+        return {q for q in range(n) if keep[q]}
 
     def trimmed(self) -> "CharDFA":
         """Drop states that cannot reach acceptance (and edges into them), renumbering the rest."""

@@ -13,7 +13,7 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa
-from .strings import SURROGATES, add_scalar, ascii_raw, split_ascii
+from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
 class ScalarLowering:
@@ -153,8 +153,13 @@ class ScalarLowering:
                         prog, x, y, r, literal=False)) for part in split_ascii(rest)])
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
-        if dfa.size >= BLOCK_MIN and len(dfa.finishing(None if literal is None else SURROGATES)) == dfa.size:
+        finishing = dfa.finishing(None if literal is None else SURROGATES) if dfa.size >= 2 else None
+        if dfa.size >= BLOCK_MIN and len(finishing) == dfa.size:
             prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
+        if literal is False and finishing:
+            # states that read any plain text forever (an additional key past the names it might
+            # still spell, a pattern's ``.*``): the token index need not explore them to know it
+            prog.reads_plain_forever(states[q] for q in dfa.closed_under(PLAIN_SCALARS) & finishing)
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)

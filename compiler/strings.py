@@ -25,6 +25,9 @@ SHORT_ESCAPES = {0x22: ord('"'), 0x5C: ord("\\"), 0x08: ord("b"), 0x0C: ord("f")
                  0x0A: ord("n"), 0x0D: ord("r"), 0x09: ord("t")}
 SOLIDUS = 0x2F
 SURROGATES = (0xD800, 0xDFFF)
+# the scalars a JSON string reads raw that ``automaton.plain`` counts as plain text (no quote,
+# backslash, control character or DEL; no lone surrogate)
+PLAIN_SCALARS = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E), (0x80, 0xD7FF), (0xE000, 0x10FFFF))
 _UTF8_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
 
 

@@ -4,7 +4,7 @@ import numpy as np
 
 import constrain
 from automaton.index import token_index
-from automaton.plain import PLAIN, UNBOUNDED, WHITESPACE, is_plain
+from automaton.plain import PLAIN, UNBOUNDED, WHITESPACE, TextReach, is_plain
 
 
 def test_plain_text_is_utf8_without_quote_backslash_or_controls():
@@ -188,3 +188,31 @@ def test_number_tokens_are_taken_whole_where_the_digits_are_free(vocabulary):
     if len(digits) >= 100:  # a vocabulary that merges digits has runs, and a free integer takes them
         assert trie.runs
         assert index.mask(_state_after(grammar, b'{"free": 1'))[digits].all()
+
+
+def test_declared_plain_forever_states_agree_with_the_analysis(vocabulary_by_name):
+    """The compiler declares the states that read any plain text forever (an additional key past
+    the names it might still spell, a pattern's open end); the room analysis, run without the
+    declaration, finds each of them unbounded, and masks in keys whose names hold scalars outside
+    ASCII equal the brute-force answer."""
+    from test_masks import brute_force
+
+    grammar = constrain.compile({"type": "object", "properties": {
+        "alpha": {"type": "boolean"}, "alps": {"type": "string", "pattern": "^x-"}, "b": {"type": "null"}}},
+        whitespace="flexible")
+    program = grammar.program
+    assert len(program.plain_forever) > 8
+    live = program.live(program.max_depth)
+    undeclared = TextReach(program, live)
+    undeclared._forever = frozenset()
+    assert all(undeclared(s) == UNBOUNDED for s in program.plain_forever)
+    assert not any(s in program.plain_forever for s in range(program.size) if not live[s])
+
+    vocab = vocabulary_by_name("llama-bpe")
+    grammar = constrain.compile({"type": "object", "properties": {"café": {"type": "integer"},
+                                                                  "naïve": {"type": "boolean"}}},
+                                whitespace="flexible")
+    index = token_index(grammar, vocab)
+    for prefix in (b'{"', b'{"caf', b'{"caf\xc3', b'{"na', b'{"na\xc3\xaf', b'{"x', b'{"caf\\u00e'):
+        state = _state_after(grammar, prefix)
+        assert np.array_equal(index.mask(state), brute_force(grammar, vocab, state)), prefix
