@@ -156,13 +156,16 @@ class ScalarLowering:
         finishing = dfa.finishing(None if literal is None else SURROGATES) if dfa.size >= 2 else None
         if dfa.size >= BLOCK_MIN and len(finishing) == dfa.size:
             prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
-        if literal is False and finishing:
+        if literal is False and finishing and dfa.size <= FOREVER_MAX:
             # states that read any plain text forever (an additional key past the names it might
             # still spell, a pattern's ``.*``): the token index need not explore them to know it
             prog.reads_plain_forever(states[q] for q in dfa.closed_under(PLAIN_SCALARS) & finishing)
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
+# scalar automata up to this size are checked for states that read plain text forever; the larger
+# ones count (a long maxLength, a hostname's labels), so they have none, and the check would cost
+FOREVER_MAX = 1024
 
 
 def _num_key(v):
