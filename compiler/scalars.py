@@ -153,10 +153,13 @@ class ScalarLowering:
                         prog, x, y, r, literal=False)) for part in split_ascii(rest)])
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
-        finishing = dfa.finishing(None if literal is None else SURROGATES) if dfa.size >= 2 else None
+        forever = literal is False and 2 <= dfa.size <= FOREVER_MAX
+        if dfa.size < BLOCK_MIN and not forever:
+            return
+        finishing = dfa.finishing(None if literal is None else SURROGATES)
         if dfa.size >= BLOCK_MIN and len(finishing) == dfa.size:
             prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
-        if literal is False and finishing and dfa.size <= FOREVER_MAX:
+        if forever:
             # states that read any plain text forever (an additional key past the names it might
             # still spell, a pattern's ``.*``): the token index need not explore them to know it
             prog.reads_plain_forever(states[q] for q in dfa.closed_under(PLAIN_SCALARS) & finishing)
