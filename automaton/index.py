@@ -239,8 +239,13 @@ class MaskLedger:
         # re-entrant: a collection while adding may finalize an index, which calls ``forget``
         self._lock = threading.RLock()
 
-    def add(self, index: TokenIndex, state: int, mask: np.ndarray) -> None:
+    def add(self, index: TokenIndex, state: int, mask: np.ndarray) -> np.ndarray:
+        """Keep ``mask`` as ``state``'s in ``index``; the one kept (another thread may have
+        computed it first)."""
         with self._lock:
+            kept = index._cache.get(state)
+            if kept is not None:
+                return kept
             index._cache[state] = mask
             self._order[(index.serial, state)] = index.ref
             self.used += mask.nbytes
@@ -253,6 +258,7 @@ class MaskLedger:
                     self._order.popitem(last=False)
                 else:
                     self._drop(owner, oldest)
+        return mask
 
     def _drop(self, index: TokenIndex, state: int) -> None:
         self._order.pop((index.serial, state))
@@ -355,8 +361,7 @@ class TokenIndex:
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
-        MASKS.add(self, state, m)
-        return m
+        return MASKS.add(self, state, m)
 
 
 _INDEX_LOCK = threading.Lock()

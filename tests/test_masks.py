@@ -125,6 +125,10 @@ def test_the_masks_of_all_grammars_stay_under_one_budget(vocabulary_by_name):
             for (gid, state), mask in first.items():
                 if gid == id(g):
                     assert np.array_equal(token_index(g, vocab).mask(state), mask)
+        index = token_index(grammars[-1], vocab)  # a mask computed twice at once (threads) counts once
+        state, kept = next(iter(index._cache.items()))
+        used = MASKS.used
+        assert MASKS.add(index, state, kept.copy()) is kept and MASKS.used == used
         grammars = g = index = None
         gc.collect()
         assert MASKS.used == 0
