@@ -247,7 +247,7 @@ class MaskLedger:
             if kept is not None:
                 return kept
             index._cache[state] = mask
-            self._order[(index.serial, state)] = index.ref
+            self._order[(index.serial, state)] = weakref.ref(index)
             self.used += mask.nbytes
             while len(index._cache) > index.max_entries:
                 self._drop(index, next(iter(index._cache)))
@@ -292,7 +292,6 @@ class TokenIndex:
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
-        self.ref = weakref.ref(self)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
         self.eos_only = np.zeros(self.size, dtype=bool)
         self.eos_only[self.eos] = True

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from automaton.plain import PLAIN
 from automaton.program import Program
 
 Path = tuple[tuple[int, int], ...]
@@ -25,9 +26,9 @@ SHORT_ESCAPES = {0x22: ord('"'), 0x5C: ord("\\"), 0x08: ord("b"), 0x0C: ord("f")
                  0x0A: ord("n"), 0x0D: ord("r"), 0x09: ord("t")}
 SOLIDUS = 0x2F
 SURROGATES = (0xD800, 0xDFFF)
-# the scalars a JSON string reads raw that ``automaton.plain`` counts as plain text (no quote,
-# backslash, control character or DEL; no lone surrogate)
-PLAIN_SCALARS = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E), (0x80, 0xD7FF), (0xE000, 0x10FFFF))
+# the scalars that ``automaton.plain`` counts as plain text: its ASCII, and every scalar outside
+# ASCII that UTF-8 can write (no lone surrogate)
+PLAIN_SCALARS = PLAIN.ascii_ranges + ((0x80, SURROGATES[0] - 1), (SURROGATES[1] + 1, 0x10FFFF))
 _UTF8_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
 
 
