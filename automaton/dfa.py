@@ -32,6 +32,7 @@ class LazyDFA:
         self._kernels: list[Kernel] = []
         self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
+        self._edges_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _live_edges
         self._moves: dict[int, tuple[tuple[int, int], ...]] = {}  # per state: (byte, successor) read
         # the state that a set of moved configurations (with their depths left) closes into: many
         # rows move into the same set (about half of them across MaskBench, 70% in a big schema)
@@ -231,48 +232,54 @@ class LazyDFA:
         """Successors for all bytes at once. The configurations' moves are grouped by byte range;
         when the ranges do not overlap (most states), each range's moves are closed once as they
         are, else the byte axis is first cut at every range boundary (``_cut``)."""
-        prog = self.program
-        ranges: dict[tuple[int, int], list[Config]] = {}
-        left_of: dict[Config, int] = {}  # a byte edge stays in its fragment: the depth left is kept
+        ranges: dict[int, list[tuple[Config, int]]] = {}  # lo << 8 | hi -> (moved, depth left)
+        edges_of, memo = self._live_edges, self._edges_memo
         for c, left in zip(self._kernels[state], self._depths[state]):
-            live = prog.live(left)
+            top = c[-1]
+            found = memo.get((top, left))
+            if found is None:
+                found = memo[(top, left)] = edges_of(top, left)
             head = c[:-1]
-            for lo, hi, t in prog.edges[c[-1]]:
-                if live[t]:
-                    moved = head + (t,)
-                    same = ranges.get((lo, hi))
-                    if same is None:
-                        ranges[(lo, hi)] = [moved]
-                    else:
-                        same.append(moved)
-                    left_of[moved] = left
+            for key, t in found:
+                # a byte edge stays in its fragment: the depth left is kept
+                same = ranges.get(key)
+                if same is None:
+                    ranges[key] = [(head + (t,), left)]
+                else:
+                    same.append((head + (t,), left))
         bounds = sorted(ranges)
-        if all(a[1] < b[0] for a, b in zip(bounds, bounds[1:])):
-            pieces = [(lo, hi + 1, ranges[(lo, hi)]) for lo, hi in bounds]
+        if all((a & 255) < (b >> 8) for a, b in zip(bounds, bounds[1:])):
+            pieces = [(key >> 8, (key & 255) + 1, ranges[key]) for key in bounds]
         else:
             pieces = _cut(ranges)
         row = [DEAD] * 256
         closed = self._closed
         for a, b, moved in pieces:
             # a sorted tuple, not a frozenset: the collector stops tracking tuples of numbers
-            key = (moved[0], left_of[moved[0]]) if len(moved) == 1 else tuple(sorted({(c, left_of[c]) for c in moved}))
+            key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
             sid = closed.get(key)
             if sid is None:
-                sid = closed[key] = self._intern(*self._closure([(c, left_of[c]) for c in moved]))
+                sid = closed[key] = self._intern(*self._closure([key] if len(moved) == 1 else key))
             row[a:b] = [sid] * (b - a)
         return row
 
+    def _live_edges(self, top: int, left: int) -> tuple[tuple[int, int], ...]:
+        """The byte edges of program state ``top`` into states live with ``left``, as pairs of
+        range (``lo << 8 | hi``, so the ranges of a row group by an int) and target."""
+        live = self.program.live(left)
+        return tuple([(lo << 8 | hi, t) for lo, hi, t in self.program.edges[top] if live[t]])
 
-def _cut(ranges: dict[tuple[int, int], list[Config]]) -> list[tuple[int, int, list[Config]]]:
-    """Overlapping byte ranges swept into pieces ``(start, end exclusive, moves)``: at each
-    boundary moves start or end, and between two the set is fixed."""
-    events: dict[int, list[tuple[int, Config]]] = {}
-    for (lo, hi), moved in ranges.items():
+
+def _cut(ranges: dict[int, list]) -> list[tuple[int, int, list]]:
+    """Overlapping byte ranges (``lo << 8 | hi``) swept into pieces ``(start, end exclusive,
+    moves)``: at each boundary moves start or end, and between two the set is fixed."""
+    events: dict[int, list[tuple[int, tuple]]] = {}
+    for key, moved in ranges.items():
         for c in moved:
-            events.setdefault(lo, []).append((1, c))
-            events.setdefault(hi + 1, []).append((-1, c))
+            events.setdefault(key >> 8, []).append((1, c))
+            events.setdefault((key & 255) + 1, []).append((-1, c))
     pieces = []
-    active: dict[Config, int] = {}
+    active: dict[tuple, int] = {}
     cuts = sorted(events)
     for a, b in zip(cuts, cuts[1:] + [256]):
         for delta, c in events[a]:

@@ -151,6 +151,7 @@ class VocabTries:
         self.full = TokenTrie(tokens, skippable=is_whitespace, hubs=True)
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
+        self.first_counts = np.bincount([data[0] for _, data in tokens], minlength=256)  # tokens per first byte
 
     def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
@@ -199,6 +200,8 @@ class VocabTries:
         loop = row == state
         if loop.sum() < LOOP_MIN:
             return False
+        if self.first_counts[(row != DEAD) & ~loop].sum() > LOOP_WALKS:
+            return False  # that many tokens leave the loop at their first byte alone: skip the split
         split = self.loops.split(loop)
         walks = np.flatnonzero(row[split.out_byte] != DEAD)
         if len(walks) > LOOP_WALKS:
@@ -355,6 +358,8 @@ class TokenIndex:
         m = self._cache.get(state)
         if m is not None:
             return m
+        if not 0 <= state < self.dfa.num_states:
+            raise ValueError(f"no mask for automaton state {state}: the dead state or no state at all")
         m = np.zeros(self.size, dtype=bool)
         self.tries.allowed(self.dfa, state, self, m)
         if self.dfa.is_accepting(state):

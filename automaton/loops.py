@@ -62,8 +62,11 @@ class LoopTokens:
         inside = np.flatnonzero(real & whole & (self.lengths <= WIDTH))
         out_ids = np.flatnonzero(real & ~(whole & (self.lengths <= WIDTH)))
         out_at = np.where(whole[out_ids], WIDTH, ok[out_ids].argmin(axis=1))
-        out_byte = np.array([self.token_bytes[t][i] for t, i in zip(out_ids.tolist(), out_at.tolist())],
-                            dtype=np.int64) if len(out_ids) else np.zeros(0, dtype=np.int64)
+        # the byte where each leaves the class, from the matrix; past it (a long token inside the
+        # class for all of its first WIDTH bytes) from the token itself
+        out_byte = self.matrix[out_ids, np.minimum(out_at, WIDTH - 1)].astype(np.int64)
+        for k in np.flatnonzero(out_at == WIDTH).tolist():
+            out_byte[k] = self.token_bytes[int(out_ids[k])][WIDTH]
         found = LoopSplit(inside, out_ids, out_at, out_byte)
         with self._lock:
             self._splits[key] = found

@@ -30,6 +30,7 @@ HANDOVER = 400  # tokens under the live frontier, below which the numpy walk fin
 WIDE = 8  # children of a node beyond which the Python walk may look them up by byte instead
 HUB_MIN = 32  # tokens with plain text past a quote for that quote's node to take them whole
 RUN_MIN = 16  # tokens going on with digits only below a node for that node to take them whole
+ENDS, GO_ON, WHOLE, SKIP = 1, 2, 4, 8  # what a Python walk looks at in a node (``TokenTrie.look``)
 
 
 class TokenTrie:
@@ -91,6 +92,11 @@ class TokenTrie:
             self._find_hubs(levels, by_bytes)
             self._find_runs(levels, by_bytes)
         self.whole = frozenset(self.hubs) | frozenset(self.runs)
+        # per node, what a Python walk must look at: tokens ending there, children to go on to, a
+        # hub or run, a skippable branch (``look_plain``: the first two only)
+        self.look_plain = bytes((ENDS if self.ends[node] else 0) | (GO_ON if self.children[node] else 0) for node in range(n))
+        self.look = bytes(self.look_plain[node] | (WHOLE if node in self.whole else 0) | (SKIP if node in self.skip else 0)
+                          for node in range(n))
         # tuples, not lists: once the collector has seen them they are untracked, so a trie of a
         # few hundred thousand nodes does not make every full garbage collection slow
         self.children = [tuple(kids) for kids in self.children]
@@ -205,9 +211,9 @@ class TokenTrie:
         returned); branches of skippable tokens no longer than ``skip_room`` are taken whole (the
         root state reads any such text), and so are hubs and runs whose state reads all their tails
         (``rooms``, which needs ``mask``)."""
-        children, ends, child_of = self.children, self.ends, self.child_of
-        skip = self.skip if skip_room else {}
-        whole = self.whole if rooms is not None else ()
+        children, ends, child_of, rows = self.children, self.ends, self.child_of, dfa._rows
+        skip = self.skip if skip_room else None
+        look = self.look if rooms is not None or skip else self.look_plain  # per node: what to look at
         out: list[int] = []
         while stack:
             node, s = stack.pop()
@@ -217,18 +223,23 @@ class TokenTrie:
                 by_byte = child_of[node]
                 steps = [(by_byte[b], t) for b, t in moves if b in by_byte]
             else:
-                row = dfa.row(s)
+                row = rows[s] or dfa.row(s)
                 steps = [(child, row[b]) for b, child in kids if row[b] != DEAD]
             for child, t in steps:
-                skipped = skip.get(child)
-                if skipped is not None and skipped[0] <= skip_room:
-                    out.extend(skipped[1])
+                what = look[child]
+                if what == GO_ON:  # the common case: no token ends here, nothing to take whole
+                    stack.append((child, t))
                     continue
-                if ends[child]:
+                if what & SKIP and skip is not None:
+                    skipped = skip[child]
+                    if skipped[0] <= skip_room:
+                        out.extend(skipped[1])
+                        continue
+                if what & ENDS:
                     out.extend(ends[child])
-                if child in whole and self._take_whole(dfa, child, t, rooms, mask):
+                if what & WHOLE and rooms is not None and self._take_whole(dfa, child, t, rooms, mask):
                     continue
-                if children[child]:
+                if what & GO_ON:
                     stack.append((child, t))
         if mask is not None:
             mask[out] = True

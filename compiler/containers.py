@@ -90,7 +90,8 @@ class ContainerLowering:
         cap = max(1, lo) if hi is None else hi
         extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
         named = [m for m in members if m[1] is not False]
-        if self.options.property_order == "any" and 1 < len(named) <= ANY_ORDER_MAX:
+        # one name alone has an order only against additional keys, which may come before it
+        if self.options.property_order == "any" and (len(named) > 1 or extras) and 0 < len(named) <= ANY_ORDER_MAX:
             self.any_order_members(named, extras, lo, hi, cap, src, dst)
             return
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]

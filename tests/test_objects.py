@@ -38,6 +38,17 @@ def test_any_order_accepts_exactly_the_valid_objects_in_every_order(extra, bound
     assert grammar.find_trap() is None
 
 
+def test_any_order_lets_additional_keys_come_before_a_single_name():
+    """One named property beside additional keys: the names may still come in any order."""
+    for schema in ({"properties": {"b": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+                   {"properties": {"b": {"type": "string"}}, "additionalProperties": False}):
+        grammar = constrain.compile(schema, property_order="any")
+        validator = jsonschema.Draft202012Validator(schema)
+        for text in _instances(["b", "z", "d"]):
+            assert grammar.accepts(text) == validator.is_valid(json.loads(text)), (schema, text)
+        assert grammar.find_trap() is None
+
+
 def test_schema_order_stays_the_default_and_keys_come_once():
     """By default only the schema's order is accepted; in any order a name still comes once."""
     ordered = constrain.compile(SCHEMA)
