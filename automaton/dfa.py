@@ -18,6 +18,8 @@ import numpy as np
 from .program import Program
 
 DEAD = -1
+FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
+_UNSEEN = object()
 
 Config = tuple[int, ...]
 Kernel = tuple[Config, ...]  # sorted
@@ -33,7 +35,7 @@ class LazyDFA:
         self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
         self._edges_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _live_edges
-        self._moves: dict[int, tuple[tuple[int, int], ...]] = {}  # per state: (byte, successor) read
+        self._moves: dict[int, tuple[tuple[int, int], ...] | None] = {}  # per state: (byte, successor) read
         # the state that a set of moved configurations (with their depths left) closes into: many
         # rows move into the same set (about half of them across MaskBench, 70% in a big schema)
         self._closed: dict = {}
@@ -114,13 +116,15 @@ class LazyDFA:
         has[: len(self._has)] = self._has
         self._flat, self._has = flat, has
 
-    def moves(self, state: int) -> tuple[tuple[int, int], ...]:
-        """The bytes ``state`` reads and where each leads, computed once."""
-        found = self._moves.get(state)
-        if found is None:
+    def moves(self, state: int) -> tuple[tuple[int, int], ...] | None:
+        """The bytes ``state`` reads and where each leads, computed once; None when it reads more
+        than ``FEW_MOVES`` bytes (a walk then looks bytes up in the row instead)."""
+        found = self._moves.get(state, _UNSEEN)
+        if found is _UNSEEN:
             row = self.row(state)
             # the bytes read picked out in C: most states that a wide trie node meets read few
-            found = self._moves[state] = tuple([(b, row[b]) for b in compress(range(256), map(DEAD.__ne__, row))])
+            found = self._moves[state] = None if row.count(DEAD) < 256 - FEW_MOVES else tuple(
+                [(b, row[b]) for b in compress(range(256), map(DEAD.__ne__, row))])
         return found
 
     def shifted_table(self, shifted: np.ndarray) -> np.ndarray:
@@ -148,9 +152,12 @@ class LazyDFA:
         Each stack's top is closed on its own (``_local``, memoised per program state and depth), so
         a closure is a few tuple joins; only a top that finishes its fragment returns into the stack
         below, which is then closed the same way."""
+        simple, costs, local = self._simple, self._costs, self._local_memo
+        if len(configs) == 1 and simple[configs[0][0][-1]]:  # a literal's next byte, most often
+            c, left = configs[0]
+            return (c,), False, (left,)
         kernel: dict[Config, int] = {}
         accepting = False
-        simple, costs, local = self._simple, self._costs, self._local_memo
         returned: set[Config] = set()
         todo = list(configs)
         while todo:

@@ -20,6 +20,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -40,6 +41,12 @@ ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain tok
 def _ascii_bytes(text: TextClass) -> bytes:
     """The ASCII bytes of a text class."""
     return bytes(b for lo, hi in text.ascii_ranges for b in range(lo, hi + 1))
+
+
+@lru_cache(maxsize=None)
+def _ascii_entries(text: TextClass):
+    """A row's entries at the ASCII bytes of a text class, picked out in C."""
+    return itemgetter(*_ascii_bytes(text))
 
 
 _PLAIN_ASCII_BYTES = _ascii_bytes(PLAIN)
@@ -304,7 +311,7 @@ class TokenIndex:
         """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
         configurations reads, each with the liveness of the depth it has left."""
         row = self.dfa.row(state)
-        if any(row[b] == DEAD for b in _ascii_bytes(text)):
+        if DEAD in _ascii_entries(text)(row):
             return 0  # no configuration reads every ASCII byte of the class: none has room
         return self._best_room(state, text)
 

@@ -85,7 +85,7 @@ class TokenTrie:
         self.skip: dict[int, tuple[int, list[int]]] = {}
         if skippable is not None:
             self._find_skippable(levels, by_bytes, skippable)
-        self.hubs: dict[int, tuple[int, tuple[int, ...], TokenTrie]] = {}
+        self.hubs: dict[int, tuple[int, np.ndarray, TokenTrie]] = {}
         self.runs: dict[int, tuple[int, np.ndarray]] = {}
         self.is_whole = [np.zeros(len(level), dtype=bool) for level in levels]  # a hub or a run
         if hubs:
@@ -131,7 +131,7 @@ class TokenTrie:
             d = len(prefix)
             i = bisect_left(levels[d], prefix)  # levels are sorted
             rest = TokenTrie([(t, tail) for t, tail in tails if not is_plain(tail) and not breaks_strings(tail)])
-            self.hubs[self.base[d] + i] = (max(n for n, _ in plain), tuple(t for _, t in plain), rest)
+            self.hubs[self.base[d] + i] = (max(n for n, _ in plain), np.array([t for _, t in plain], dtype=np.int64), rest)
             self.is_whole[d][i] = True
 
     def _find_runs(self, levels, by_bytes) -> None:
@@ -170,7 +170,12 @@ class TokenTrie:
     def expected(self, dfa: LazyDFA, state: int) -> int:
         """How many tokens survive the first two bytes (an upper bound on the Python walk's work)."""
         row = dfa.row(state)
-        firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
+        moves = dfa.moves(state)
+        if moves is not None:  # few first bytes: look them up
+            by_byte = self.child_of.get(0) or dict(self.children[0])
+            firsts = [(b, by_byte[b]) for b, _ in moves if b in by_byte]
+        else:
+            firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
         total = sum(self.subtree[child] for _, child in firsts)
         if total <= SMALL_WALK or len(firsts) > 16:  # many first bytes: a string-like state
             return total
@@ -200,7 +205,7 @@ class TokenTrie:
         longest, plain, rest = self.hubs[node]
         if rooms.plain(state) < longest:
             return False
-        mask[list(plain)] = True
+        mask[plain] = True
         # the state reads plain text, so it is inside a string: tails that break strings are out
         rest._walk_python(dfa, [(0, state)], mask=mask)
         return True
