@@ -339,9 +339,11 @@ class TokenIndex:
         room tries, the room of its configurations together for plain text that avoids the few
         plain ASCII bytes the state refuses outright, with those bytes."""
         row = self.dfa.row(state)
-        refused = frozenset(b for b in _PLAIN_ASCII if row[b] == DEAD)
-        if len(refused) > MAX_REFUSED:
+        entries = _ascii_entries(PLAIN)(row)
+        dead = entries.count(DEAD)
+        if dead > MAX_REFUSED:
             return 0, frozenset()
+        refused = frozenset(b for b, t in zip(_PLAIN_ASCII, entries) if t == DEAD) if dead else frozenset()
         plain = 0 if refused else self._best_room(state, PLAIN)  # a refused byte: no room alone
         if plain >= ROOMS[0] or not any(row[b] != DEAD for b in _STRING_ONLY):
             return plain, frozenset()
