@@ -47,3 +47,24 @@ def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path, c
     assert [name for _, name in times] == ["a.json"] and times[0][0] > 0
     assert script.main([str(tmp_path), "--property-order", "any"]) == 0
     assert "1 schemas compiled (of 2)" in capsys.readouterr().out
+
+
+def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, capsys):
+    """``benchmarks/tbm_best_of.py`` (runs without MaskBench: two schemas and a refused one)."""
+    import json
+
+    cases = {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
+                        "tests": [{"data": [1, 22, 333], "valid": True}, {"data": ["x"], "valid": False}]},
+             "b.json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                        "tests": [{"data": {"name": "Lençóis"}, "valid": True}]},
+             "c.json": {"schema": {"type": "object", "uniqueItems": True}, "tests": [{"data": {}, "valid": True}]}}
+    for name, case in cases.items():
+        (tmp_path / name).write_text(json.dumps(case))
+    (tmp_path / "list.txt").write_text("\n".join(cases))
+    script = benchmark_scripts.load("tbm_best_of")
+    steps = script.one_run(str(tmp_path), list(cases))
+    assert sorted(steps) == ["a.json", "b.json"] and all(t > 0 for ts in steps.values() for t in ts)
+    assert len(steps["b.json"]) >= 5  # every token of the valid instance was walked
+    assert script.main([str(tmp_path), "--files", str(tmp_path / "list.txt"), "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 schemas" in out and "steps over 2 ms" in out
