@@ -80,6 +80,7 @@ class TokenTrie:
                 self.subtree[node] += self.subtree[child]
         # nodes with many children are looked up by byte when the state reads fewer bytes than that
         self.child_of = {node: dict(kids) for node, kids in enumerate(self.children) if len(kids) > WIDE}
+        self.first_byte = dict(self.children[0])  # the root's children by byte
         # branches holding only ``skippable`` tokens (whitespace runs): node -> (longest token
         # below, its tokens), so a walk from a state with that much room sets them without a visit
         self.skip: dict[int, tuple[int, list[int]]] = {}
@@ -172,8 +173,7 @@ class TokenTrie:
         row = dfa.row(state)
         moves = dfa.moves(state)
         if moves is not None:  # few first bytes: look them up
-            by_byte = self.child_of.get(0) or dict(self.children[0])
-            firsts = [(b, by_byte[b]) for b, _ in moves if b in by_byte]
+            firsts = [(b, self.first_byte[b]) for b, _ in moves if b in self.first_byte]
         else:
             firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
         total = sum(self.subtree[child] for _, child in firsts)
@@ -189,7 +189,7 @@ class TokenTrie:
     def allowed_from(self, dfa: LazyDFA, firsts: list[tuple[int, int]]) -> list[int]:
         """The tokens starting with a byte of ``firsts`` (pairs of first byte and the state it leads
         to) that the automaton reads on from there."""
-        branch = self.child_of.get(0) or dict(self.children[0])
+        branch = self.first_byte
         return self._walk_python(dfa, [(branch[b], s) for b, s in firsts if b in branch and s != DEAD])
 
     def _take_whole(self, dfa: LazyDFA, node: int, state: int, rooms, mask: np.ndarray) -> bool:
