@@ -21,6 +21,7 @@ import weakref
 from collections import OrderedDict
 from functools import lru_cache
 from operator import itemgetter
+from time import perf_counter
 
 import numpy as np
 
@@ -29,11 +30,14 @@ from .loops import LoopTokens
 from .plain import (DIGITS, PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
                     room_together)
 from .trie import SMALL_WALK, TokenTrie
+from .views import BRACKETS, QUOTED_BRACKETS, Barriers, escapes, view_of
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
 MAX_ODD = 16  # plain ASCII bytes that may lead elsewhere than the plain loop, each walked on its own
+MAX_VIEWS = 1 << 17  # views remembered per index (each a few tuples)
+VIEW_WORTH = 3e-4  # seconds a mask must take for its view to be remembered (it costs ~0.1 ms to find)
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
@@ -159,6 +163,12 @@ class VocabTries:
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
         self.first_counts = np.bincount([data[0] for _, data in tokens], minlength=256)  # tokens per first byte
+        self.escapes: dict[int, tuple[np.ndarray, TokenTrie]] = {}  # per kind of view: its tokens to walk again
+        for kind in (BRACKETS, QUOTED_BRACKETS):
+            leaving = [(t, data) for t, data in tokens if escapes(data, kind)]
+            flags = np.zeros(len(token_bytes), dtype=bool)
+            flags[[t for t, _ in leaving]] = True
+            self.escapes[kind] = (flags, TokenTrie(leaving))
 
     def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
@@ -300,6 +310,11 @@ class TokenIndex:
         self.tries = vocab_tries(vocab)
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
+        self._barriers = Barriers(self.dfa.program)
+        # the views (``views.py``) of the states whose masks took long, each with that state; and
+        # how many of them have each set of ``_tops``
+        self._views: dict[tuple, int] = {}
+        self._view_tops: dict[tuple, int] = {}
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -369,12 +384,40 @@ class TokenIndex:
             return m
         if not 0 <= state < self.dfa.num_states:
             raise ValueError(f"no mask for automaton state {state}: the dead state or no state at all")
-        m = np.zeros(self.size, dtype=bool)
-        self.tries.allowed(self.dfa, state, self, m)
+        tops = self._tops(state)
+        m = self._through_view(state, tops) if tops in self._view_tops else None
+        if m is None:
+            began = perf_counter()
+            m = np.zeros(self.size, dtype=bool)
+            self.tries.allowed(self.dfa, state, self, m)
+            if perf_counter() - began > VIEW_WORTH and len(self._views) < MAX_VIEWS:
+                view = view_of(self.dfa, self._barriers, state)
+                if view is not None and self._views.setdefault(view, state) == state:
+                    self._view_tops[tops] = self._view_tops.get(tops, 0) + 1
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
         return MASKS.add(self, state, m)
+
+    def _tops(self, state: int) -> tuple:
+        """What every view of ``state`` holds: the shapes of its configurations' current program
+        states, with their depths left (a cheap test before the view itself)."""
+        shape = self._barriers.shape
+        return tuple(sorted({(shape(c[-1]), left) for c, left in zip(self.dfa.configurations(state), self.dfa.depths(state))}))
+
+    def _through_view(self, state: int, tops: tuple) -> np.ndarray | None:
+        """The mask of ``state`` from that of a state with the same view (``views.py``), if one is
+        cached: the same tokens but those that may leave the view, which are walked again."""
+        view = view_of(self.dfa, self._barriers, state)
+        shown = self._views.get(view) if view is not None else None
+        seen = self._cache.get(shown) if shown is not None else None
+        if seen is None:
+            return None
+        leaving, trie = self.tries.escapes[view[1]]
+        m = seen & ~leaving
+        m[self.eos] = False
+        trie.allowed(self.dfa, state, m)
+        return m
 
 
 _INDEX_LOCK = threading.Lock()

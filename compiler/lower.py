@@ -18,11 +18,12 @@ from . import chardfa
 from .containers import ContainerLowering
 from .context import Options, Slot
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .keywords import ANNOTATIONS, TYPES, UNSUPPORTED, VOCABULARY
+from .keywords import TYPES, UNSUPPORTED
 from .merge import constraints, is_trivial, json_in, merge
 from .one_of import exact_branches
 from .refs import SchemaDocument, child
 from .scalars import ScalarLowering
+from .shapes import Shapes
 from .validation import Validator
 
 __all__ = ["Lowering", "Options"]
@@ -40,6 +41,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._members: dict[tuple, int] = {}  # (name, value schema key) -> member fragment
         self._queue: list[tuple[int, object, Slot]] = []
         self._shared: dict[object, int] = {}
+        self._shapes = Shapes()
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
@@ -76,13 +78,14 @@ class Lowering(ScalarLowering, ContainerLowering):
         return frag
 
     def schema_key(self, schema):
-        """What identifies ``schema`` for sharing: its content when flat (and no ``$id`` can change
-        what a ``$ref`` in it means), else the object itself (kept alive, so its id stays its own)."""
-        key = _content_key(schema) if not self.doc.has_ids else None
+        """What identifies ``schema`` for sharing: its content (``shapes.py``) when no ``$id`` below the
+        root can change what a ``$ref`` in it means, else the object itself (kept alive, so its id
+        stays its own)."""
+        key = self._shapes.of(schema) if not self.doc.has_ids else None
         if key is None:
             self._keep[id(schema)] = schema
             return id(schema)
-        return key
+        return ("shape", key)
 
     def shared(self, key, build) -> int:
         """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
@@ -379,18 +382,3 @@ def _plain_schema(rules: dict) -> dict:
     if extra:
         out["allOf"] = extra
     return out
-
-
-def _content_key(schema) -> str | None:
-    """Flat schemas (no nested schema) that are equal but for annotations and unknown keywords
-    share one fragment: ``{"maxLength": 32767}`` written twice, with two descriptions, is lowered once."""
-    if not isinstance(schema, dict):
-        return None
-    schema = {k: v for k, v in schema.items() if k in VOCABULARY and k not in ANNOTATIONS}
-    if any(isinstance(v, dict) or isinstance(v, list) and any(
-            isinstance(x, (dict, list)) for x in v) for v in schema.values()):
-        return None
-    try:
-        return json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError):
-        return None

@@ -119,8 +119,9 @@ class SchemaDocument:
 
     @property
     def has_ids(self) -> bool:
-        """Whether any subschema sets a base URI (then a ``$ref`` means different things in different places)."""
-        return len(self._resources) > 1
+        """Whether a subschema below the root sets a base URI (then a ``$ref`` means different things
+        in different places)."""
+        return any(pointer for pointer in self._resources.values())
 
     # -- indexing --------------------------------------------------------------------------
 

@@ -1,0 +1,96 @@
+"""Equal subschemas share one fragment: a number per distinct schema content.
+
+Large schemas repeat themselves (detekt's hundred rule objects are each ``{"type": "object",
+"allOf": [{"$ref": "#/$defs/ruleProperties"}]}``); lowered once, every place that uses one calls the
+same fragment, so the automaton is smaller and its states repeat, and the token index can share
+their masks (``automaton/views.py``). Annotations and unknown keywords do not count, nor do
+``$defs`` (reached only through a ``$ref``, which names them by pointer). Only sound while no
+subschema sets its own base URI; the caller checks that. Computed without recursion, each node
+once, so a deeply nested schema costs neither stack nor quadratic time.
+"""
+
+from __future__ import annotations
+
+from .keywords import ANNOTATIONS, VOCABULARY
+from .refs import _LIST, _MAP, _ONE
+
+SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
+_IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
+
+
+class Shapes:
+    def __init__(self):
+        self._numbers: dict[tuple, int] = {}
+        self._memo: dict[tuple[int, int], int] = {}  # (id of a dict or list, kind) -> number
+        self._keep: list = []  # the nodes numbered, kept alive so that their ids stay theirs
+
+    def of(self, schema) -> int | None:
+        """The number of ``schema``'s content (equal for equal contents); None for a value that
+        contains itself."""
+        if not isinstance(schema, (dict, list)):
+            return self._number(self._leaf(schema, SCHEMA))
+        memo = self._memo
+        busy: set[tuple[int, int]] = set()
+        stack = [(schema, SCHEMA)]
+        while stack:
+            node, kind = stack[-1]
+            key = (id(node), kind)
+            if key in memo:
+                stack.pop()
+                continue
+            pending = [(c, k) for c, k in self._parts(node, kind)
+                       if isinstance(c, (dict, list)) and (id(c), k) not in memo]
+            if pending and key not in busy:
+                busy.add(key)
+                stack.extend(pending)
+                continue
+            if pending:
+                return None  # it contains itself (only a Python object can)
+            stack.pop()
+            busy.discard(key)
+            memo[key] = self._number(self._content(node, kind))
+            self._keep.append(node)
+        return memo[(id(schema), SCHEMA)]
+
+    def _number(self, content: tuple) -> int:
+        return self._numbers.setdefault(content, len(self._numbers))
+
+    def _value(self, child, kind: int):
+        return self._memo[(id(child), kind)] if isinstance(child, (dict, list)) else self._leaf(child, kind)
+
+    @staticmethod
+    def _leaf(value, kind: int) -> tuple:
+        return (kind, type(value).__name__, value)  # True, 1 and 1.0 stay apart
+
+    @staticmethod
+    def _parts(node, kind: int):
+        """The (value, kind) pairs under ``node`` that its content is made of."""
+        if isinstance(node, list):
+            inner = SCHEMA if kind == LIST else DATA
+            return [(x, inner) for x in node]
+        if kind == MAP:
+            return [(v, SCHEMA) for v in node.values()]
+        if kind == DATA:
+            return [(v, DATA) for v in node.values()]
+        return [(v, _kind_under(k, v)) for k, v in node.items() if k in VOCABULARY and k not in _IGNORED]
+
+    def _content(self, node, kind: int) -> tuple:
+        if isinstance(node, list):
+            inner = SCHEMA if kind == LIST else DATA
+            return (kind, "list", tuple(self._value(x, inner) for x in node))
+        if kind in (MAP, DATA):
+            inner = SCHEMA if kind == MAP else DATA
+            return (kind, "dict", tuple(sorted((k, self._value(v, inner)) for k, v in node.items())))
+        return (kind, "schema", tuple(sorted((k, self._value(v, _kind_under(k, v))) for k, v in node.items()
+                                             if k in VOCABULARY and k not in _IGNORED)))
+
+
+def _kind_under(keyword: str, value) -> int:
+    """What the value of a schema's keyword stands for."""
+    if keyword in _LIST and isinstance(value, list):
+        return LIST
+    if keyword in _MAP and isinstance(value, dict):
+        return MAP
+    if keyword in _ONE:
+        return SCHEMA
+    return DATA
