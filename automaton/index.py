@@ -162,6 +162,7 @@ class VocabTries:
         self.full = TokenTrie(tokens, skippable=is_whitespace, hubs=True)
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
+        self.longest = max((len(data) for _, data in tokens), default=0)
         self.first_counts = np.bincount([data[0] for _, data in tokens], minlength=256)  # tokens per first byte
         self.escapes: dict[int, tuple[np.ndarray, TokenTrie]] = {}  # per kind of view: its tokens to walk again
         for kind in (BRACKETS, QUOTED_BRACKETS):
@@ -310,7 +311,7 @@ class TokenIndex:
         self.tries = vocab_tries(vocab)
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
-        self._barriers = Barriers(self.dfa.program)
+        self._barriers = Barriers(self.dfa.program, self.tries.longest)
         # the views (``views.py``) of the states whose masks took long, each with that state; and
         # how many of them have each set of ``_tops``
         self._views: dict[tuple, int] = {}
@@ -402,7 +403,7 @@ class TokenIndex:
     def _tops(self, state: int) -> tuple:
         """What every view of ``state`` holds: the shapes of its configurations' current program
         states, with their depths left (a cheap test before the view itself)."""
-        shape = self._barriers.shape
+        shape = self._barriers.top_shape
         return tuple(sorted({(shape(c[-1]), left) for c, left in zip(self.dfa.configurations(state), self.dfa.depths(state))}))
 
     def _through_view(self, state: int, tops: tuple) -> np.ndarray | None:

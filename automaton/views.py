@@ -42,8 +42,11 @@ class Barriers:
     nothing on its way to its witness, or anything when brackets are looked for, and fragments
     nested too deeply to follow count as reading nothing."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, horizon: int):
         self.program = program
+        self.horizon = horizon  # bytes of the longest token: texts up to that long are what matter
+        self._counter_firsts = [first for first, _, _, _ in program.counters]
+        self._alike: dict[int, int] = {}
         self._firsts = [first for first, _, _ in program.blocks]
         self._memo: dict[tuple[bytes, bytes], dict[int, bool]] = {}  # per question: state -> a way exists
         self._fragment_memo: dict[tuple[bytes, bytes], dict[int, bool]] = {}
@@ -101,6 +104,33 @@ class Barriers:
             out.append((edges, tuple(at(t) for t in prog.eps[s]), tuple(calls), s == final))
         return tuple(out)
 
+    def top_shape(self, state: int) -> int:
+        """The shape of a configuration's current state as its view would hold it (``_tops``)."""
+        return self.shape(self.alike(state))
+
+    def alike(self, state: int) -> int:
+        """The state that reads every text of up to ``horizon`` bytes as ``state`` does, the same
+        for all such (``Program.counts``: the first position too far from min_len to reach it, or
+        the first past min_len with that much room left before max_len), else ``state``."""
+        found = self._alike.get(state)
+        if found is None:
+            found = self._alike[state] = self._alike_of(state)
+        return found
+
+    def _alike_of(self, state: int) -> int:
+        k = bisect_right(self._counter_firsts, state) - 1
+        if k < 0:
+            return state
+        first, stop, min_len, max_len = self.program.counters[k]
+        n = state - first
+        if n >= stop - first:
+            return state
+        if n + self.horizon < min_len:  # a token cannot take it to min_len: like position 0
+            return first
+        if n >= min_len and max_len is not None and max_len - n >= self.horizon:
+            return first + min_len  # room for any token, and may end: like min_len
+        return state
+
     def seen_from_frames(self, config: tuple[int, ...]) -> tuple[tuple[int, ...], int] | tuple[()]:
         """The part of a configuration that a view keeps (``view_of``), its topmost bracket
         frame by its shape, with the tokens that may leave it; empty when it has no such frame."""
@@ -108,7 +138,9 @@ class Barriers:
         for i in range(len(config) - 1, -1, -1):
             if self.must_read(config[i], CLOSERS):
                 quoted = quoted or self.quote_first(config[i])
-                return (self.shape(config[i]),) + config[i + 1:], QUOTED_BRACKETS if quoted else BRACKETS
+                alike = self.alike
+                return (tuple([self.shape(alike(config[i]))] + [alike(p) for p in config[i + 1:]]),
+                        QUOTED_BRACKETS if quoted else BRACKETS)
             quoted = quoted or self.must_read(config[i], QUOTE)
         return ()
 
