@@ -30,14 +30,16 @@ from .loops import LoopTokens
 from .plain import (DIGITS, PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
                     room_together)
 from .trie import SMALL_WALK, TokenTrie
-from .views import BRACKETS, QUOTED_BRACKETS, Barriers, escapes, view_of
+from .views import BRACKETS, QUOTED_BRACKETS, Barriers, escapes, tops_of, view_of
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
 MAX_ODD = 16  # plain ASCII bytes that may lead elsewhere than the plain loop, each walked on its own
-MAX_VIEWS = 1 << 17  # views remembered per index (each a few tuples)
-VIEW_WORTH = 3e-4  # seconds a mask must take for its view to be remembered (it costs ~0.1 ms to find)
+MAX_VIEWS = 1 << 17  # sets of tops remembered per index (each a few tuples)
+SHOWN_MAX = 4  # states remembered per set of tops
+VIEW_WORTH = 3e-4  # seconds a mask must take for other states to look for its view
+_UNSEEN = object()
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
@@ -312,10 +314,10 @@ class TokenIndex:
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
         self._barriers = Barriers(self.dfa.program, self.tries.longest)
-        # the views (``views.py``) of the states whose masks took long, each with that state; and
-        # how many of them have each set of ``_tops``
-        self._views: dict[tuple, int] = {}
-        self._view_tops: dict[tuple, int] = {}
+        # the last few states whose masks took long, by ``views.tops_of`` (what their views hold);
+        # the views found so far, by state
+        self._shown: dict[tuple, list[int]] = {}
+        self._views: dict[int, tuple | None] = {}
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -385,34 +387,40 @@ class TokenIndex:
             return m
         if not 0 <= state < self.dfa.num_states:
             raise ValueError(f"no mask for automaton state {state}: the dead state or no state at all")
-        tops = self._tops(state)
-        m = self._through_view(state, tops) if tops in self._view_tops else None
+        tops = tops_of(self.dfa, self._barriers, state)
+        shown = self._shown.get(tops) if tops is not None else None
+        m = self._through_view(state, shown) if shown else None
         if m is None:
             began = perf_counter()
             m = np.zeros(self.size, dtype=bool)
             self.tries.allowed(self.dfa, state, self, m)
-            if perf_counter() - began > VIEW_WORTH and len(self._views) < MAX_VIEWS:
-                view = view_of(self.dfa, self._barriers, state)
-                if view is not None and self._views.setdefault(view, state) == state:
-                    self._view_tops[tops] = self._view_tops.get(tops, 0) + 1
+            if tops is not None and perf_counter() - began > VIEW_WORTH and len(self._shown) < MAX_VIEWS:
+                self._shown.setdefault(tops, []).append(state)
+                if len(self._shown[tops]) > SHOWN_MAX:
+                    del self._shown[tops][0]
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
         return MASKS.add(self, state, m)
 
-    def _tops(self, state: int) -> tuple:
-        """What every view of ``state`` holds: the shapes of its configurations' current program
-        states, with their depths left (a cheap test before the view itself)."""
-        shape = self._barriers.top_shape
-        return tuple(sorted({(shape(c[-1]), left) for c, left in zip(self.dfa.configurations(state), self.dfa.depths(state))}))
+    def _view(self, state: int) -> tuple | None:
+        view = self._views.get(state, _UNSEEN)
+        if view is _UNSEEN:
+            view = self._views[state] = view_of(self.dfa, self._barriers, state)
+        return view
 
-    def _through_view(self, state: int, tops: tuple) -> np.ndarray | None:
-        """The mask of ``state`` from that of a state with the same view (``views.py``), if one is
-        cached: the same tokens but those that may leave the view, which are walked again."""
-        view = view_of(self.dfa, self._barriers, state)
-        shown = self._views.get(view) if view is not None else None
-        seen = self._cache.get(shown) if shown is not None else None
-        if seen is None:
+    def _through_view(self, state: int, shown: list[int]) -> np.ndarray | None:
+        """The mask of ``state`` from that of one of the ``shown`` states (whose masks took long) with
+        the same view (``views.py``), if it is still cached: the same tokens but those that may
+        leave the view, which are walked again."""
+        view = self._view(state)
+        if view is None:
+            return None
+        for other in reversed(shown):
+            seen = self._cache.get(other)
+            if seen is not None and self._view(other) == view:
+                break
+        else:
             return None
         leaving, trie = self.tries.escapes[view[1]]
         m = seen & ~leaving

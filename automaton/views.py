@@ -104,10 +104,6 @@ class Barriers:
             out.append((edges, tuple(at(t) for t in prog.eps[s]), tuple(calls), s == final))
         return tuple(out)
 
-    def top_shape(self, state: int) -> int:
-        """The shape of a configuration's current state as its view would hold it (``_tops``)."""
-        return self.shape(self.alike(state))
-
     def alike(self, state: int) -> int:
         """The state that reads every text of up to ``horizon`` bytes as ``state`` does, the same
         for all such (``Program.counts``: the first position too far from min_len to reach it, or
@@ -117,14 +113,19 @@ class Barriers:
             found = self._alike[state] = self._alike_of(state)
         return found
 
-    def _alike_of(self, state: int) -> int:
+    def counted(self, state: int) -> tuple[int, int, int, int | None] | None:
+        """The counter (``Program.counts``) ``state`` is a position of, if any."""
         k = bisect_right(self._counter_firsts, state) - 1
-        if k < 0:
+        if k >= 0 and state < self.program.counters[k][1]:
+            return self.program.counters[k]
+        return None
+
+    def _alike_of(self, state: int) -> int:
+        counter = self.counted(state)
+        if counter is None:
             return state
-        first, stop, min_len, max_len = self.program.counters[k]
+        first, stop, min_len, max_len = counter
         n = state - first
-        if n >= stop - first:
-            return state
         if n + self.horizon < min_len:  # a token cannot take it to min_len: like position 0
             return first
         if n >= min_len and max_len is not None and max_len - n >= self.horizon:
@@ -237,3 +238,17 @@ def view_of(dfa, barriers: Barriers, state: int) -> tuple[tuple, int] | None:
             kind = BRACKETS
         parts.add((found[0], left))
     return tuple(sorted(parts)), kind
+
+
+def tops_of(dfa, barriers: Barriers, state: int) -> tuple | None:
+    """What the view of ``state`` surely holds, cheap to find: the current program states (taken
+    ``alike``) of its configurations that need not read a bracket, with their depths left. None
+    unless one of them is a counted position (``Program.counts``): only there does a view pay
+    (a new position's walk builds automaton states for every token's path, which the generation
+    never visits; elsewhere a view only moves the work of the states it does visit to ``advance``)."""
+    kernel = dfa.configurations(state)
+    if not barriers.program.counters or not any(barriers.counted(c[-1]) for c in kernel):
+        return None
+    must_read, alike = barriers.must_read, barriers.alike
+    return tuple(sorted({(alike(c[-1]), left) for c, left in zip(kernel, dfa.depths(state))
+                         if not must_read(c[-1], CLOSERS)}))

@@ -92,8 +92,8 @@ def test_masks_shared_through_views_equal_brute_force(vocabulary_by_name, monkey
     shared = []
     through_view = TokenIndex._through_view
 
-    def counted(self, state, view):
-        m = through_view(self, state, view)
+    def counted(self, state, shown):
+        m = through_view(self, state, shown)
         if m is not None:
             shared.append(state)
         return m
