@@ -21,7 +21,6 @@ import weakref
 from collections import OrderedDict
 from functools import lru_cache
 from operator import itemgetter
-from time import perf_counter
 
 import numpy as np
 
@@ -30,16 +29,11 @@ from .loops import LoopTokens
 from .plain import (DIGITS, PLAIN, ROOM_CAP, WHITESPACE, TextClass, TextReach, breaks_strings, is_plain, is_whitespace,
                     room_together)
 from .trie import SMALL_WALK, TokenTrie
-from .views import BRACKETS, QUOTED_BRACKETS, Barriers, escapes, tops_of, view_of
 
 LOOP_MIN = 16  # bytes a state must loop on for the loop shortcut
 LOOP_WALKS = 3000  # tokens that leave the loop and would need a walk, beyond which the trie is faster
 MAX_REFUSED = 16  # plain first bytes a state may refuse and still have its plain tokens allowed wholesale
 MAX_ODD = 16  # plain ASCII bytes that may lead elsewhere than the plain loop, each walked on its own
-MAX_VIEWS = 1 << 17  # sets of tops remembered per index (each a few tuples)
-SHOWN_MAX = 4  # states remembered per set of tops
-VIEW_WORTH = 3e-4  # seconds a mask must take for other states to look for its view
-_UNSEEN = object()
 ROOMS = (8, 16)  # room sizes with their own trie, besides the longest plain token's
 
 
@@ -164,14 +158,7 @@ class VocabTries:
         self.full = TokenTrie(tokens, skippable=is_whitespace, hubs=True)
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
-        self.longest = max((len(data) for _, data in tokens), default=0)
         self.first_counts = np.bincount([data[0] for _, data in tokens], minlength=256)  # tokens per first byte
-        self.escapes: dict[int, tuple[np.ndarray, TokenTrie]] = {}  # per kind of view: its tokens to walk again
-        for kind in (BRACKETS, QUOTED_BRACKETS):
-            leaving = [(t, data) for t, data in tokens if escapes(data, kind)]
-            flags = np.zeros(len(token_bytes), dtype=bool)
-            flags[[t for t, _ in leaving]] = True
-            self.escapes[kind] = (flags, TokenTrie(leaving))
 
     def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
@@ -313,11 +300,6 @@ class TokenIndex:
         self.tries = vocab_tries(vocab)
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
-        self._barriers = Barriers(self.dfa.program, self.tries.longest)
-        # the last few states whose masks took long, by ``views.tops_of`` (what their views hold);
-        # the views found so far, by state
-        self._shown: dict[tuple, list[int]] = {}
-        self._views: dict[int, tuple | None] = {}
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -387,46 +369,12 @@ class TokenIndex:
             return m
         if not 0 <= state < self.dfa.num_states:
             raise ValueError(f"no mask for automaton state {state}: the dead state or no state at all")
-        tops = tops_of(self.dfa, self._barriers, state)
-        shown = self._shown.get(tops) if tops is not None else None
-        m = self._through_view(state, shown) if shown else None
-        if m is None:
-            began = perf_counter()
-            m = np.zeros(self.size, dtype=bool)
-            self.tries.allowed(self.dfa, state, self, m)
-            if tops is not None and perf_counter() - began > VIEW_WORTH and len(self._shown) < MAX_VIEWS:
-                self._shown.setdefault(tops, []).append(state)
-                if len(self._shown[tops]) > SHOWN_MAX:
-                    del self._shown[tops][0]
+        m = np.zeros(self.size, dtype=bool)
+        self.tries.allowed(self.dfa, state, self, m)
         if self.dfa.is_accepting(state):
             m[self.eos] = True
         m.flags.writeable = False
         return MASKS.add(self, state, m)
-
-    def _view(self, state: int) -> tuple | None:
-        view = self._views.get(state, _UNSEEN)
-        if view is _UNSEEN:
-            view = self._views[state] = view_of(self.dfa, self._barriers, state)
-        return view
-
-    def _through_view(self, state: int, shown: list[int]) -> np.ndarray | None:
-        """The mask of ``state`` from that of one of the ``shown`` states (whose masks took long) with
-        the same view (``views.py``), if it is still cached: the same tokens but those that may
-        leave the view, which are walked again."""
-        view = self._view(state)
-        if view is None:
-            return None
-        for other in reversed(shown):
-            seen = self._cache.get(other)
-            if seen is not None and self._view(other) == view:
-                break
-        else:
-            return None
-        leaving, trie = self.tries.escapes[view[1]]
-        m = seen & ~leaving
-        m[self.eos] = False
-        trie.allowed(self.dfa, state, m)
-        return m
 
 
 _INDEX_LOCK = threading.Lock()

@@ -47,7 +47,6 @@ class Program:
         self.root = -1
         self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
         self.plain_forever: set[int] = set()  # see reads_plain_forever
-        self.counters: list[tuple[int, int, int, int | None]] = []  # see counts
         self._live: list[bytearray] | None = None
 
     # -- building ---------------------------------------------------------------------------
@@ -112,14 +111,6 @@ class Program:
         long, staying among them (an additional key's states, a pattern's ``.*``): the token index
         takes it as their room without exploring them."""
         self.plain_forever.update(states)
-
-    def counts(self, states: range, min_len: int, max_len: int | None) -> None:
-        """Declare that ``states[n]`` is the position after ``n`` scalars of a text that reads the
-        same scalars at every position and may end after ``min_len`` up to ``max_len`` of them
-        (None: any more): two positions far enough from both bounds read every text of a given
-        length alike (``automaton.views``)."""
-        if len(states):
-            self.counters.append((states.start, states.stop, min_len, max_len))
 
     @property
     def size(self) -> int:

@@ -35,9 +35,6 @@ class CharDFA:
     start: int = 0
     edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
     accepting: set[int] = field(default_factory=set)
-    # (min_len, max_len) when state n is the position after n scalars of a free or one-class text
-    # (``with_length``'s counter), so that positions far from both bounds read alike
-    counter: tuple[int, int | None] | None = None
 
     @property
     def size(self) -> int:
@@ -221,7 +218,7 @@ def with_length(dfa: CharDFA, min_len: int, max_len: int | None, max_states: int
         ranges = [(lo, hi) for lo, hi, _ in dfa.edges[0]]
         edges = [[(lo, hi, n + 1) for lo, hi in ranges] for n in range(cap)]
         edges.append([] if max_len is not None else [(lo, hi, cap) for lo, hi in ranges])
-        return CharDFA(0, edges, set(range(min_len, cap + 1)), (min_len, max_len))
+        return CharDFA(0, edges, set(range(min_len, cap + 1)))
 
     def successors(key):
         q, n = key

@@ -153,8 +153,6 @@ class ScalarLowering:
                         prog, x, y, r, literal=False)) for part in split_ascii(rest)])
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
-        if dfa.counter is not None:
-            prog.counts(states, *dfa.counter)
         forever = literal is False and 2 <= dfa.size <= FOREVER_MAX
         if dfa.size < BLOCK_MIN and not forever:
             return
