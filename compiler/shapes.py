@@ -37,7 +37,7 @@ class Shapes:
             if key in memo:
                 stack.pop()
                 continue
-            pending = [(c, k) for c, k in self._parts(node, kind)
+            pending = [(c, k) for _, c, k in self._parts(node, kind)
                        if isinstance(c, (dict, list)) and (id(c), k) not in memo]
             if pending and key not in busy:
                 busy.add(key)
@@ -62,26 +62,20 @@ class Shapes:
         return (kind, type(value).__name__, value)  # True, 1 and 1.0 stay apart
 
     @staticmethod
-    def _parts(node, kind: int):
-        """The (value, kind) pairs under ``node`` that its content is made of."""
+    def _parts(node, kind: int) -> list[tuple[object, object, int]]:
+        """What the content of ``node`` is made of: (index or key, value, what the value stands for)."""
         if isinstance(node, list):
             inner = SCHEMA if kind == LIST else DATA
-            return [(x, inner) for x in node]
-        if kind == MAP:
-            return [(v, SCHEMA) for v in node.values()]
-        if kind == DATA:
-            return [(v, DATA) for v in node.values()]
-        return [(v, _kind_under(k, v)) for k, v in node.items() if k in VOCABULARY and k not in _IGNORED]
-
-    def _content(self, node, kind: int) -> tuple:
-        if isinstance(node, list):
-            inner = SCHEMA if kind == LIST else DATA
-            return (kind, "list", tuple(self._value(x, inner) for x in node))
+            return [(i, x, inner) for i, x in enumerate(node)]
         if kind in (MAP, DATA):
             inner = SCHEMA if kind == MAP else DATA
-            return (kind, "dict", tuple(sorted((k, self._value(v, inner)) for k, v in node.items())))
-        return (kind, "schema", tuple(sorted((k, self._value(v, _kind_under(k, v))) for k, v in node.items()
-                                             if k in VOCABULARY and k not in _IGNORED)))
+            return [(k, v, inner) for k, v in node.items()]
+        return [(k, v, _kind_under(k, v)) for k, v in node.items() if k in VOCABULARY and k not in _IGNORED]
+
+    def _content(self, node, kind: int) -> tuple:
+        # a list's parts sort by index (their order), a dict's by key
+        parts = sorted((label, self._value(v, k)) for label, v, k in self._parts(node, kind))
+        return (kind, isinstance(node, list), tuple(parts))
 
 
 def _kind_under(keyword: str, value) -> int:
