@@ -1,10 +1,13 @@
 """The deterministic byte automaton, built lazily from a ``Program`` by subset construction.
 
-A configuration is a call stack: a tuple of program states, the last one current, the ones below
-it the states to resume when each called fragment finishes. A DFA state is the set of
-configurations that can read a next byte (its *kernel*) plus whether the document may end here.
-States are numbered as they are first reached and their transitions are cached, so a warm step is
-one list lookup; the set of states stays finite because recursion depth is bounded.
+A configuration is a call stack of program states, the last one current, the ones below it the
+states to resume when each called fragment finishes. Stacks are interned as numbers (a stack is its
+parent stack and its top), so a configuration is one int, and what depends on a configuration
+alone (its byte moves, its closure) is computed once for every automaton state it appears in. A
+DFA state is the set of configurations that can read a next byte (its *kernel*, a sorted tuple of
+stack numbers) plus whether the document may end here. States are numbered as they are first
+reached and their transitions are cached, so a warm step is one list lookup; the set of states
+stays finite because recursion depth is bounded.
 """
 
 from __future__ import annotations
@@ -20,24 +23,31 @@ from .program import Program
 DEAD = -1
 FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
+EMPTY = 0  # the empty stack's number
 
-Config = tuple[int, ...]
-Kernel = tuple[Config, ...]  # sorted
+Kernel = tuple[int, ...]  # sorted stack numbers
 
 
 class LazyDFA:
     def __init__(self, program: Program, max_states: int = 200_000):
         self.program = program
         self.max_states = max_states
-        # kernels are sorted tuples of configurations: tuples of ints are untracked by the garbage
-        # collector once it has seen them, so a large automaton does not slow full collections
-        self._kernels: list[Kernel] = []
-        self._depths: list[tuple[int, ...]] = []  # per state, each configuration's depth left
+        # interned stacks: number -> parent's number, top program state, recursive frames it may
+        # still push (its depth left); number 0 is the empty stack
+        self._parent: list[int] = [EMPTY]
+        self._top: list[int] = [-1]
+        self._left: list[int] = [program.max_depth]
+        self._width = program.size
+        self._stack_ids: dict[int, int] = {}  # parent * program size + top -> number
+        self._stack_moves: dict[int, tuple] = {}  # number -> its byte moves (``_moves_of``)
+        self._stack_closures: dict[int, tuple[Kernel, bool]] = {}  # number -> ``_close_one``
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
-        self._edges_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _live_edges
+        # kernels are sorted tuples of ints: untracked by the garbage collector once it has seen
+        # them, so a large automaton does not slow full collections
+        self._kernels: list[Kernel] = []
         self._moves: dict[int, tuple[tuple[int, int], ...] | None] = {}  # per state: (byte, successor) read
-        # the state that a set of moved configurations (with their depths left) closes into: many
-        # rows move into the same set (about half of them across MaskBench, 70% in a big schema)
+        # the state that a set of moved configurations closes into: many rows move into the same
+        # set (about half of them across MaskBench, 70% in a big schema)
         self._closed: dict = {}
         self._accepting: list[bool] = []
         self._ids: dict[tuple[Kernel, bool], int] = {}
@@ -60,7 +70,7 @@ class LazyDFA:
         self._simple = bytes([1 if edges and not eps and not calls and not final else 0 for edges, eps, calls, final
                               in zip(program.edges, program.eps, program.calls, is_final)])
         root = program.fragments[program.root]
-        self.start = self._intern(*self._closure([((root.start,), program.max_depth - self._costs[root.start])]))
+        self.start = self._intern(*self._close_one(self._push(EMPTY, root.start)))
 
     # -- public byte-step API ----------------------------------------------------------------
     def step(self, state: int, byte: int) -> int:
@@ -84,9 +94,22 @@ class LazyDFA:
             s = row[b]
         return s
 
-    def configurations(self, state: int) -> Kernel:
-        """The call stacks that ``state`` stands for (those that can read a next byte)."""
-        return self._kernels[state]
+    def tops(self, state: int) -> list[tuple[int, int]]:
+        """Each configuration of ``state`` as its current program state and the recursive frames
+        it may still push (what the token index asks of a state)."""
+        top, left = self._top, self._left
+        return [(top[c], left[c]) for c in self._kernels[state]]
+
+    def configurations(self, state: int) -> tuple[tuple[int, ...], ...]:
+        """The call stacks that ``state`` stands for (those that can read a next byte), bottom first."""
+        out = []
+        for c in self._kernels[state]:
+            stack = []
+            while c != EMPTY:
+                stack.append(self._top[c])
+                c = self._parent[c]
+            out.append(tuple(reversed(stack)))
+        return tuple(out)
 
     @property
     def num_states(self) -> int:
@@ -141,56 +164,86 @@ class LazyDFA:
         return self._flat
 
     # -- construction ------------------------------------------------------------------------
-    def depths(self, state: int) -> tuple[int, ...]:
-        """The recursive frames each configuration of ``state`` may still push, in the same order."""
-        return self._depths[state]
+    def _push(self, parent: int, top: int) -> int:
+        """The number of the stack ``parent`` with ``top`` on it (interned; the hot loops inline
+        the lookup and call this for a new stack only)."""
+        key = parent * self._width + top
+        c = self._stack_ids.get(key)
+        if c is None:
+            c = self._stack_ids[key] = len(self._top)
+            self._parent.append(parent)
+            self._top.append(top)
+            self._left.append(self._left[parent] - self._costs[top])
+        return c
 
-    def _closure(self, configs) -> tuple[Kernel, bool, tuple[int, ...]]:
-        """The configurations that ``configs`` (pairs of call stack and depth left) reach without
-        reading a byte and that read one, whether the document may end, and their depths left.
+    def _close_one(self, c: int) -> tuple[Kernel, bool]:
+        """The configurations that stack ``c`` reaches without reading a byte and that read one,
+        and whether the document may end there; computed once per stack.
 
-        Each stack's top is closed on its own (``_local``, memoised per program state and depth), so
-        a closure is a few tuple joins; only a top that finishes its fragment returns into the stack
+        Each top is closed on its own (``_local``, memoised per program state and depth), its tails
+        pushed on the stack below; only a top that finishes its fragment returns into the stack
         below, which is then closed the same way."""
-        simple, costs, local = self._simple, self._costs, self._local_memo
-        if len(configs) == 1 and simple[configs[0][0][-1]]:  # a literal's next byte, most often
-            c, left = configs[0]
-            return (c,), False, (left,)
-        kernel: dict[Config, int] = {}
+        found = self._stack_closures.get(c)
+        if found is not None:
+            return found
+        if self._simple[self._top[c]]:  # a literal's next byte, most often
+            found = self._stack_closures[c] = ((c,), False)
+            return found
+        local, parent, top, left = self._local_memo, self._parent, self._top, self._left
+        ids, push, width = self._stack_ids, self._push, self._width
+        kernel: list[int] = []
         accepting = False
-        returned: set[Config] = set()
-        todo = list(configs)
-        while todo:
-            c, left = todo.pop()
-            s = c[-1]
-            if simple[s]:
-                kernel[c] = left
-                continue
-            found = local.get((s, left))
-            if found is None:
-                found = local[(s, left)] = self._local(s, left)
-            tails, lefts, returns = found
-            head = c[:-1]
-            for tail, tail_left in zip(tails, lefts):
-                kernel[head + tail] = tail_left
-            if returns:
-                if not head:
-                    accepting = True  # the root fragment finished
-                elif head not in returned:
-                    returned.add(head)
-                    todo.append((head, left + costs[s]))
-        ordered = sorted(kernel)
-        return tuple(ordered), accepting, tuple([kernel[c] for c in ordered])
+        x = c
+        while True:
+            s, below = top[x], parent[x]
+            key = (s, left[x])
+            part = local.get(key)
+            if part is None:
+                part = local[key] = self._local(s, left[x])
+            tails, returns = part
+            for tail in tails:
+                y = below
+                for t in tail:
+                    y = ids.get(y * width + t) or push(y, t)
+                kernel.append(y)
+            if not returns:
+                break
+            if below == EMPTY:
+                accepting = True  # the root fragment finished
+                break
+            known = self._stack_closures.get(below)
+            if known is not None:
+                kernel += known[0]
+                accepting = known[1]
+                break
+            x = below
+        found = self._stack_closures[c] = (tuple(sorted(set(kernel))), accepting)
+        return found
 
-    def _local(self, state: int, left: int) -> tuple[tuple[Config, ...], tuple[int, ...], bool]:
+    def _closure(self, moved) -> tuple[Kernel, bool]:
+        """The kernel and accepting flag that the moved stacks ``moved`` (an int, or a sorted
+        tuple of several) close into."""
+        if type(moved) is int:
+            return self._close_one(moved)
+        close = self._close_one
+        kernel: set[int] = set()
+        accepting = False
+        for c in moved:
+            k, a = close(c)
+            kernel.update(k)
+            accepting = accepting or a
+        return tuple(sorted(kernel)), accepting
+
+    def _local(self, state: int, left: int) -> tuple[tuple[tuple[int, ...], ...], bool]:
         """The closure of one stack top: the stacks (this frame, then any frames it calls) that
-        read a byte, with their depths left, and whether the frame itself may finish."""
+        read a byte, as the states to push in place of the top, and whether the frame itself may
+        finish."""
         prog = self.program
         edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
         costs, is_final = self._costs, self._is_final
-        seen: set[Config] = set()
+        seen: set[tuple[int, ...]] = set()
         stack = [((state,), left)]
-        tails, lefts = [], []
+        tails = []
         returns = False
         while stack:
             c, left = stack.pop()
@@ -200,7 +253,6 @@ class LazyDFA:
             s = c[-1]
             if edges[s]:
                 tails.append(c)
-                lefts.append(left)
             left_below = left + costs[s]  # what the stack without its top has left
             if is_final[s]:
                 if len(c) == 1:
@@ -217,9 +269,9 @@ class LazyDFA:
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
                         stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
-        return tuple(tails), tuple(lefts), returns
+        return tuple(tails), returns
 
-    def _intern(self, kernel: Kernel, accepting: bool, depths: tuple[int, ...]) -> int:
+    def _intern(self, kernel: Kernel, accepting: bool) -> int:
         if not kernel and not accepting:
             return DEAD
         key = (kernel, accepting)
@@ -230,7 +282,6 @@ class LazyDFA:
             sid = len(self._kernels)
             self._ids[key] = sid
             self._kernels.append(kernel)
-            self._depths.append(depths)
             self._accepting.append(accepting)
             self._rows.append(None)
         return sid
@@ -239,26 +290,26 @@ class LazyDFA:
         """Successors for all bytes at once. The configurations' moves are grouped by byte range;
         when the ranges do not overlap (most states), each range's moves are closed once as they
         are, else the byte axis is first cut at every range boundary (``_cut``)."""
-        ranges: dict[int, list[tuple[Config, int]]] = {}  # lo << 8 | hi -> (moved, depth left)
-        edges_of, memo = self._live_edges, self._edges_memo
-        for c, left in zip(self._kernels[state], self._depths[state]):
-            top = c[-1]
-            found = memo.get((top, left))
+        ranges: dict[int, list[int]] = {}  # lo << 8 | hi -> moved stacks
+        known, moves_of = self._stack_moves, self._moves_of
+        for c in self._kernels[state]:
+            found = known.get(c)
             if found is None:
-                found = memo[(top, left)] = edges_of(top, left)
-            head = c[:-1]
-            for key, t in found:
-                # a byte edge stays in its fragment: the depth left is kept
+                found = known[c] = moves_of(c)
+            for key, moved in found:
                 same = ranges.get(key)
                 if same is None:
-                    ranges[key] = [(head + (t,), left)]
+                    ranges[key] = [moved]
                 else:
-                    same.append((head + (t,), left))
-        bounds = sorted(ranges)
-        if all((a & 255) < (b >> 8) for a, b in zip(bounds, bounds[1:])):
-            pieces = [(key >> 8, (key & 255) + 1, ranges[key]) for key in bounds]
-        else:
-            pieces = _cut(ranges)
+                    same.append(moved)
+        pieces = []
+        end = 0
+        for key in sorted(ranges):
+            if key >> 8 < end:  # overlapping ranges
+                pieces = _cut(ranges)
+                break
+            end = (key & 255) + 1
+            pieces.append((key >> 8, end, ranges[key]))
         row = [DEAD] * 256
         closed = self._closed
         for a, b, moved in pieces:
@@ -266,27 +317,31 @@ class LazyDFA:
             key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
             sid = closed.get(key)
             if sid is None:
-                sid = closed[key] = self._intern(*self._closure([key] if len(moved) == 1 else key))
+                sid = closed[key] = self._intern(*self._closure(key))
             row[a:b] = [sid] * (b - a)
         return row
 
-    def _live_edges(self, top: int, left: int) -> tuple[tuple[int, int], ...]:
-        """The byte edges of program state ``top`` into states live with ``left``, as pairs of
-        range (``lo << 8 | hi``, so the ranges of a row group by an int) and target."""
-        live = self.program.live(left)
-        return tuple([(lo << 8 | hi, t) for lo, hi, t in self.program.edges[top] if live[t]])
+    def _moves_of(self, c: int) -> tuple[tuple[int, int], ...]:
+        """The byte edges of stack ``c``'s top into states live with its depth left, as pairs of
+        range (``lo << 8 | hi``, so the ranges of a row group by an int) and the stack moved to
+        (a byte edge stays in its fragment: the depth left is kept)."""
+        live = self.program.live(self._left[c])
+        below = self._parent[c]
+        ids, push, base = self._stack_ids, self._push, below * self._width
+        return tuple([(lo << 8 | hi, ids.get(base + t) or push(below, t))
+                      for lo, hi, t in self.program.edges[self._top[c]] if live[t]])
 
 
 def _cut(ranges: dict[int, list]) -> list[tuple[int, int, list]]:
     """Overlapping byte ranges (``lo << 8 | hi``) swept into pieces ``(start, end exclusive,
     moves)``: at each boundary moves start or end, and between two the set is fixed."""
-    events: dict[int, list[tuple[int, tuple]]] = {}
+    events: dict[int, list[tuple[int, int]]] = {}
     for key, moved in ranges.items():
         for c in moved:
             events.setdefault(key >> 8, []).append((1, c))
             events.setdefault((key & 255) + 1, []).append((-1, c))
     pieces = []
-    active: dict[tuple, int] = {}
+    active: dict[int, int] = {}
     cuts = sorted(events)
     for a, b in zip(cuts, cuts[1:] + [256]):
         for delta, c in events[a]:

@@ -328,8 +328,8 @@ class TokenIndex:
         dfa = self.dfa
         live = dfa.program.live
         best = 0
-        for c, left in zip(dfa.configurations(state), dfa.depths(state)):
-            best = max(best, self._reach_of(live(left), text)(c[-1]))
+        for top, left in dfa.tops(state):
+            best = max(best, self._reach_of(live(left), text)(top))
             if best >= ROOM_CAP:
                 break  # as much as any token needs
         return best
@@ -349,8 +349,7 @@ class TokenIndex:
             return plain, frozenset()
         dfa = self.dfa
         live = dfa.program.live
-        starts = [(self._reach_of(live(left), PLAIN), c[-1])
-                  for c, left in zip(dfa.configurations(state), dfa.depths(state))]
+        starts = [(self._reach_of(live(left), PLAIN), top) for top, left in dfa.tops(state)]
         together = room_together(starts, PLAIN, refused)
         return (together, refused) if together > plain else (plain, frozenset())
 
