@@ -34,9 +34,10 @@ class LazyDFA:
         self.max_states = max_states
         # interned stacks: number -> parent's number, top program state, recursive frames it may
         # still push (its depth left); number 0 is the empty stack
-        self._parent: list[int] = [EMPTY]
-        self._top: list[int] = [-1]
-        self._left: list[int] = [program.max_depth]
+        # (arrays, which the garbage collector does not walk, unlike lists)
+        self._parent = array("q", [EMPTY])
+        self._top = array("q", [-1])
+        self._left = array("q", [program.max_depth])
         self._width = program.size
         self._stack_ids: dict[int, int] = {}  # parent * program size + top -> number
         self._stack_moves: dict[int, tuple] = {}  # number -> its byte moves (``_moves_of``)
@@ -49,7 +50,7 @@ class LazyDFA:
         # the state that a set of moved configurations closes into: many rows move into the same
         # set (about half of them across MaskBench, 70% in a big schema)
         self._closed: dict = {}
-        self._accepting: list[bool] = []
+        self._accepting = bytearray()
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
         # The rows again, flat and shifted by one (entry (s + 1) * 256 + b holds successor + 1, and
@@ -80,7 +81,7 @@ class LazyDFA:
         return row[byte]
 
     def is_accepting(self, state: int) -> bool:
-        return self._accepting[state]
+        return self._accepting[state] == 1
 
     def walk(self, data: bytes, state: int | None = None) -> int:
         """The state after ``data`` from ``state`` (default: start), or ``DEAD``."""

@@ -120,11 +120,12 @@ class Program:
     def finish(self, root: int) -> None:
         """Mark recursive fragments and compute liveness; call once, after building."""
         self.root = root
-        # frozen into tuples: the garbage collector stops tracking them, so many cached programs
-        # do not slow every full collection
-        self.edges = list(map(tuple, self.edges))
-        self.eps = list(map(tuple, self.eps))
-        self.calls = list(map(tuple, self.calls))
+        # frozen into tuples of tuples: the garbage collector stops tracking them (a list of a
+        # million states would be walked by every full collection, tens of milliseconds each)
+        self.edges = tuple(map(tuple, self.edges))
+        self.eps = tuple(map(tuple, self.eps))
+        self.calls = tuple(map(tuple, self.calls))
+        self.owner = tuple(self.owner)
         self._mark_recursive()
         self._live = self._liveness()
 
