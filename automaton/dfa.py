@@ -53,12 +53,14 @@ class LazyDFA:
         self._accepting = bytearray()
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
-        # The rows again, flat and shifted by one (entry (s + 1) * 256 + b holds successor + 1, and
-        # row 0 stands for DEAD, all zeros) so a vectorised walk needs no masking of dead states;
-        # filled only for the states such a walk meets.
-        self._flat = np.zeros(65 * 256, dtype=np.int32)
-        self._has = np.zeros(65, dtype=bool)
-        self._has[0] = True
+        # The rows again, flat and shifted by one, for the states a vectorised walk meets only:
+        # each such state gets a slot (``_slot_of``, indexed by state id + 1), and entry
+        # slot * 256 + b holds the successor's id + 1; slot 0 stands for DEAD (all zeros, id 0), so
+        # the walk needs no masking of dead states. Sized by those states, not by all of them.
+        self._flat = np.zeros(64 * 256, dtype=np.int32)
+        self._slot_of = np.full(64, -1, dtype=np.int64)
+        self._slot_of[0] = 0
+        self._slots_used = 1
         self._lock = threading.Lock()
         frags = program.fragments
         costly = [f.costs_depth for f in frags]
@@ -129,17 +131,6 @@ class LazyDFA:
                 row = self._rows[state]
         return row
 
-    def _grow(self, states: int) -> None:
-        """Room in the flat table for ``states`` states (doubling), so every state id indexes it."""
-        if states + 1 <= len(self._has):
-            return
-        grown = max(2 * len(self._has), states + 1)
-        flat = np.zeros(grown * 256, dtype=np.int32)
-        flat[: len(self._flat)] = self._flat
-        has = np.zeros(grown, dtype=bool)
-        has[: len(self._has)] = self._has
-        self._flat, self._has = flat, has
-
     def moves(self, state: int) -> tuple[tuple[int, int], ...] | None:
         """The bytes ``state`` reads and where each leads, computed once; None when it reads more
         than ``FEW_MOVES`` bytes (a walk then looks bytes up in the row instead)."""
@@ -151,18 +142,30 @@ class LazyDFA:
                 [(b, row[b]) for b in compress(range(256), map(DEAD.__ne__, row))])
         return found
 
-    def shifted_table(self, shifted: np.ndarray) -> np.ndarray:
-        """The flat shifted table, with rows present for every state in ``shifted`` (ids + 1)."""
+    def slots(self, shifted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The flat table and the slot in it of each state of ``shifted`` (ids + 1), their rows
+        filled in first (see ``__init__``)."""
         with self._lock:
-            self._grow(self.num_states)
-        has = self._has[shifted]
-        if not has.all():
-            for slot in set(shifted[~has].tolist()):
-                row = self.row(slot - 1)
+            if len(self._slot_of) <= self.num_states:
+                grown = np.full(max(2 * len(self._slot_of), self.num_states + 1), -1, dtype=np.int64)
+                grown[: len(self._slot_of)] = self._slot_of
+                self._slot_of = grown
+        slot = self._slot_of[shifted]
+        missing = slot < 0
+        if missing.any():
+            for shifted_id in set(shifted[missing].tolist()):
+                row = np.frombuffer(array("i", self.row(shifted_id - 1)), dtype=np.int32) + 1
                 with self._lock:
-                    self._flat[slot * 256: slot * 256 + 256] = np.frombuffer(array("i", row), dtype=np.int32) + 1
-                    self._has[slot] = True
-        return self._flat
+                    n = self._slots_used
+                    if (n + 1) * 256 > len(self._flat):
+                        flat = np.zeros(2 * len(self._flat), dtype=np.int32)
+                        flat[: len(self._flat)] = self._flat
+                        self._flat = flat
+                    self._flat[n * 256: n * 256 + 256] = row
+                    self._slot_of[shifted_id] = n
+                    self._slots_used = n + 1
+            slot = self._slot_of[shifted]
+        return self._flat, slot
 
     # -- construction ------------------------------------------------------------------------
     def _push(self, parent: int, top: int) -> int:

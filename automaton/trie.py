@@ -259,9 +259,9 @@ class TokenTrie:
             total = int(counts.sum())
             if total == 0:
                 return
-            table = dfa.shifted_table(states)
+            table, slots = dfa.slots(states)
             child = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
-            nxt = table[np.repeat(states, counts) * 256 + self.byte[d + 1][child]]
+            nxt = table[np.repeat(slots, counts) * 256 + self.byte[d + 1][child]]
             live = np.flatnonzero(nxt)
             if len(live) == 0:
                 return
