@@ -39,7 +39,9 @@ class LazyDFA:
         self._top = array("q", [-1])
         self._left = array("q", [program.max_depth])
         self._width = program.size
-        self._stack_ids: dict[int, int] = {}  # parent * program size + top -> number
+        # parent * program size + top -> number; numbers in it start at 1, so the hot loops'
+        # ``ids.get(key) or push(...)`` calls ``_push`` for a new stack only
+        self._stack_ids: dict[int, int] = {}
         self._stack_moves: dict[int, tuple] = {}  # number -> its byte moves (``_moves_of``)
         self._stack_closures: dict[int, tuple[Kernel, bool]] = {}  # number -> ``_close_one``
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
@@ -169,8 +171,7 @@ class LazyDFA:
 
     # -- construction ------------------------------------------------------------------------
     def _push(self, parent: int, top: int) -> int:
-        """The number of the stack ``parent`` with ``top`` on it (interned; the hot loops inline
-        the lookup and call this for a new stack only)."""
+        """The number of the stack ``parent`` with ``top`` on it (interned)."""
         key = parent * self._width + top
         c = self._stack_ids.get(key)
         if c is None:
