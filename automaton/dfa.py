@@ -105,17 +105,6 @@ class LazyDFA:
         top, left = self._top, self._left
         return [(top[c], left[c]) for c in self._kernels[state]]
 
-    def configurations(self, state: int) -> tuple[tuple[int, ...], ...]:
-        """The call stacks that ``state`` stands for (those that can read a next byte), bottom first."""
-        out = []
-        for c in self._kernels[state]:
-            stack = []
-            while c != EMPTY:
-                stack.append(self._top[c])
-                c = self._parent[c]
-            out.append(tuple(reversed(stack)))
-        return tuple(out)
-
     @property
     def num_states(self) -> int:
         return len(self._kernels)

@@ -42,7 +42,7 @@ def test_room_of_a_free_string_is_unbounded_and_a_counted_one_is_what_is_left():
     reach = TextReach(grammar.automaton.program, grammar.automaton.program.live(0))
 
     def room(text):
-        return max(reach(c[-1]) for c in grammar.automaton.configurations(_state_after(grammar, text)))
+        return max(reach(top) for top, _ in grammar.automaton.tops(_state_after(grammar, text)))
 
     assert room(b'{"free":"abc') == UNBOUNDED
     assert room(b'{"short":"') == 20
