@@ -284,11 +284,13 @@ class TextReach:
                     if not w:
                         ready.append(p)
         # a state far from the query may have met the horizon too soon: remember only the near ones,
-        # whose room is exact up to ROOM_CAP (a cut horizon costs them at least that much)
+        # whose room is exact up to ROOM_CAP (a cut horizon costs them at least that much); past the
+        # budget, every value is a lower bound (sound: a room only allows less), and all are kept,
+        # or each later query from these states would explore the budget again
         budget_hit = len(pieces) >= STATE_BUDGET
         for s in pieces:
             v = value.get(s, 0)
-            if v == UNBOUNDED or (not budget_hit and steps[s] <= HORIZON - ROOM_CAP):
+            if v == UNBOUNDED or budget_hit or steps[s] <= HORIZON - ROOM_CAP:
                 memo[s] = v if v == UNBOUNDED else min(v, ROOM_CAP)
         v = value.get(start, 0)
         return memo.setdefault(start, v if v == UNBOUNDED else min(v, ROOM_CAP))

@@ -51,6 +51,32 @@ def test_room_of_a_free_string_is_unbounded_and_a_counted_one_is_what_is_left():
     assert room(b'{') == 0
 
 
+def test_a_room_query_past_the_budget_keeps_its_lower_bounds(monkeypatch):
+    """Words counted inside a counted string (``(?:\\S+\\s+){0,199}`` under maxLength) make every
+    room query explore its whole state budget; the values it found are lower bounds (the states
+    past the budget count as reading nothing), and they are kept, so the next query from a state
+    it explored costs nothing. Each such query once explored the budget again (150 ms each)."""
+    from automaton import plain
+
+    monkeypatch.setattr(plain, "STATE_BUDGET", 300)
+    grammar = constrain.compile({"type": "string", "maxLength": 300, "pattern": "^(?:\\S+\\s+){0,199}\\S+$"})
+    dfa = grammar.automaton
+    reach = TextReach(dfa.program, dfa.program.live(0))
+    explored = []
+    successors = reach._successors
+    monkeypatch.setattr(reach, "_successors", lambda s: explored.append(s) or successors(s))
+
+    def room(text):
+        return max(reach(top) for top, _ in dfa.tops(_state_after(grammar, text)))
+
+    first = room(b'"ab')
+    assert len(explored) >= plain.STATE_BUDGET  # the budget was hit
+    assert 0 <= first <= 300
+    explored.clear()
+    assert room(b'"abc') >= 0 and room(b'"abc d') >= 0
+    assert not explored  # states the first query reached: answered from its memo
+
+
 def test_masks_inside_counted_strings_allow_exactly_what_fits(vocabulary):
     """Near the end of a maxLength string only tokens that fit are allowed, and a closing quote is."""
     grammar = constrain.compile({"type": "string", "maxLength": 3})
