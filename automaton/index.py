@@ -289,10 +289,12 @@ _SERIALS = itertools.count()
 
 class TokenIndex:
     """Masks for one grammar and one vocabulary; thread-safe, with a bounded cache (``max_cache_bytes``
-    for this index, ``MASKS.limit`` for all of them together)."""
+    for this index, ``MASKS.limit`` for all of them together). The grammar holds its indexes
+    (``token_index``) and an index holds only the grammar's automaton, not the grammar: no cycle, so
+    a dropped grammar is freed at once, not by a later full collection in the middle of someone
+    else's token step (MaskBench's previous schemas: up to 0.6 s, 221k objects, in one step)."""
 
     def __init__(self, grammar, vocab, max_cache_bytes: int = 256 << 20):
-        self.grammar = grammar
         self.vocab = vocab
         self.dfa: LazyDFA = grammar.automaton
         self.size = vocab.size

@@ -96,6 +96,35 @@ def test_matcher_walks_rolls_back_and_wedges(vocabulary_by_name):
     assert not m.wedged and m.mask()[brace]
 
 
+def test_a_dropped_grammar_is_freed_at_once_not_by_the_cyclic_collector(vocabulary_by_name):
+    """A grammar holds its token index, and the index must not hold the grammar back: in a
+    reference cycle, a dropped grammar (its automaton, rows and masks) waits for a full
+    collection, which then frees it during some later token step of another grammar."""
+    import gc
+    import weakref
+
+    from automaton.index import MASKS
+
+    vocab = vocabulary_by_name("gpt-2")
+    grammar = constrain.compile({"type": "object", "properties": {"a": {"type": "array", "items": {}}}}, cache=False)
+    matcher = Matcher(grammar, vocab)
+    single = {data: t for t, data in enumerate(vocab.token_bytes) if data and len(data) == 1}
+    for byte in b'{"a": [1, {"b": null':  # a mask at every step: rows, masks and stacks to free
+        assert matcher.mask()[single[bytes([byte])]]
+        assert matcher.advance(single[bytes([byte])])
+    refs = [weakref.ref(grammar), weakref.ref(grammar.automaton), weakref.ref(matcher.index)]
+    held = MASKS.used
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        grammar = matcher = None
+        assert all(ref() is None for ref in refs)
+    finally:
+        if was:
+            gc.enable()
+    assert MASKS.used < held  # its masks left the account with it
+
+
 def test_the_masks_of_all_grammars_stay_under_one_budget(vocabulary_by_name):
     """Grammars cached by compile each hold their masks; past the process-wide budget the oldest
     mask goes first, whichever grammar holds it, is computed again when asked, and a grammar that
