@@ -6,9 +6,9 @@ contiguous run of the next level. Two walks share the structure:
   digit, the next letter of a key) touches a few hundred nodes and costs microseconds;
 - a numpy walk over the live frontier, level by level: the successor states of every live node of a
   level are one gather from the automaton's flat table (``LazyDFA.slots``: ids shifted by one, so 0
-  is dead), and
-  the walk hands over to Python once the frontier's subtrees hold few tokens. A state that admits
-  most of the vocabulary costs a few numpy calls per level instead of a Python step per node.
+  is dead), and the walk hands over to Python once the frontier's subtrees hold few tokens. A
+  state that admits most of the vocabulary costs a few numpy calls per level instead of a Python
+  step per node.
 Both take a *hub* whole: a node ending in a quote, where a string may open (`"`, ` "`, `":"`), holds
 many tokens whose rest is plain text; when the state after the quote surely reads that much plain
 text (the index's room), those tokens are allowed without a visit and only the other tails walked.
