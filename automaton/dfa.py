@@ -55,6 +55,9 @@ class LazyDFA:
         self._accepting = bytearray()
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
+        # single successors (state * 256 + byte -> state) of states without a row, for walks that
+        # only pass through them (``successor``)
+        self._passed: dict[int, int] = {}
         # The rows again, flat and shifted by one, for the states a vectorised walk meets only:
         # each such state gets a slot (``_slot_of``, indexed by state id + 1), and entry
         # slot * 256 + b holds the successor's id + 1; slot 0 stands for DEAD (all zeros, id 0), so
@@ -88,16 +91,35 @@ class LazyDFA:
         return self._accepting[state] == 1
 
     def walk(self, data: bytes, state: int | None = None) -> int:
-        """The state after ``data`` from ``state`` (default: start), or ``DEAD``."""
+        """The state after ``data`` from ``state`` (default: start), or ``DEAD``. A state met without
+        its row gets only the successor the walk needs: a token walked after its mask passes
+        through states no mask asks for (a key's letters inside one token), whose rows would be
+        most of the step."""
         s = self.start if state is None else state
+        rows = self._rows
         for b in data:
             if s == DEAD:
                 return DEAD
-            row = self._rows[s]
-            if row is None:
-                row = self.row(s)
-            s = row[b]
+            row = rows[s]
+            s = row[b] if row is not None else self.successor(s, b)
         return s
+
+    def successor(self, state: int, byte: int) -> int:
+        """``row(state)[byte]``, computing that one entry alone when the row is not there yet."""
+        row = self._rows[state]
+        if row is not None:
+            return row[byte]
+        key = state << 8 | byte
+        sid = self._passed.get(key)
+        if sid is not None:
+            return sid
+        with self._lock:
+            top, left, parent, push = self._top, self._left, self._parent, self._push
+            edges, live = self.program.edges, self.program.live
+            moved = [push(parent[c], t) for c in self._kernels[state]
+                     for lo, hi, t in edges[top[c]] if lo <= byte <= hi and live(left[c])[t]]
+            sid = self._passed[key] = self._state_after(moved) if moved else DEAD
+        return sid
 
     def tops(self, state: int) -> list[tuple[int, int]]:
         """Each configuration of ``state`` as its current program state and the recursive frames
@@ -305,15 +327,19 @@ class LazyDFA:
             end = (key & 255) + 1
             pieces.append((key >> 8, end, ranges[key]))
         row = [DEAD] * 256
-        closed = self._closed
+        state_after = self._state_after
         for a, b, moved in pieces:
-            # a sorted tuple, not a frozenset: the collector stops tracking tuples of numbers
-            key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
-            sid = closed.get(key)
-            if sid is None:
-                sid = closed[key] = self._intern(*self._closure(key))
-            row[a:b] = [sid] * (b - a)
+            row[a:b] = [state_after(moved)] * (b - a)
         return row
+
+    def _state_after(self, moved: list[int]) -> int:
+        """The state that the stacks ``moved`` by one byte close into."""
+        # a sorted tuple, not a frozenset: the collector stops tracking tuples of numbers
+        key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
+        sid = self._closed.get(key)
+        if sid is None:
+            sid = self._closed[key] = self._intern(*self._closure(key))
+        return sid
 
     def _moves_of(self, c: int) -> tuple[tuple[int, int], ...]:
         """The byte edges of stack ``c``'s top into states live with its depth left, as pairs of

@@ -64,6 +64,32 @@ def test_masks_equal_brute_force(vocabulary, schema_index):
     check()
 
 
+NESTED = {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#"}, "minItems": 1}]}
+WALKED = [(SCHEMAS[0], '{"destination": "Lençóis Maranhenses", "nights": 3, "tags": ["ab", "c"]}'),
+          (SCHEMAS[1], "[1.5, true, null, -2.5]"),
+          (SCHEMAS[2], '{"a": [{"b": "\\u00e9"}, 7], "c": {}}'),
+          (SCHEMAS[3], '{"name": "Zoë", "code": "AB-12", "extra": [1, "x"]}'),
+          (NESTED, "[" * 15)]  # down to the depth bound (16 frames), where "[" is refused
+
+
+@pytest.mark.parametrize("schema, document", WALKED)
+def test_a_walk_through_states_without_rows_finds_what_their_rows_say(schema, document):
+    """A walk computes only the successor it needs where a state has no row yet; every such
+    successor (each byte, at each state of a document's path) equals the row computed later."""
+    dfa = constrain.compile(schema, cache=False).automaton
+    passed = []
+    state = dfa.start
+    for byte in document.encode():
+        assert dfa._rows[state] is None  # met first by this walk
+        passed.append((state, [dfa.successor(state, b) for b in range(256)]))
+        state = passed[-1][1][byte]
+        assert state != DEAD
+    assert dfa.walk(document.encode()) == state
+    passed.append((state, [dfa.successor(state, b) for b in range(256)]))
+    for state, successors in passed:
+        assert list(dfa.row(state)) == successors
+
+
 def test_padded_ids_and_special_tokens_are_never_allowed(vocabulary):
     """Ids past the tokenizer and special tokens stay masked in every state."""
     grammar = constrain.compile({"type": "string"})
