@@ -68,3 +68,22 @@ def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, capsys):
     assert script.main([str(tmp_path), "--files", str(tmp_path / "list.txt"), "--runs", "2"]) == 0
     out = capsys.readouterr().out
     assert "2 schemas" in out and "steps over 2 ms" in out
+
+
+def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, capsys):
+    """``benchmarks/tbm_interleaved.py`` with this checkout on both sides: the same schemas and
+    token steps counted for each (a schema that does not compile is left out of both)."""
+    import json
+
+    cases = {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
+                        "tests": [{"data": [1, 22, 333], "valid": True}]},
+             "c.json": {"schema": {"type": "object", "uniqueItems": True}, "tests": [{"data": {}, "valid": True}]}}
+    for name, case in cases.items():
+        (tmp_path / name).write_text(json.dumps(case))
+    (tmp_path / "list.txt").write_text("\n".join(cases))
+    root = str(Path(__file__).resolve().parent.parent)
+    script = benchmark_scripts.load("tbm_interleaved")
+    assert script.main([root, root, str(tmp_path), "--files", str(tmp_path / "list.txt")]) == 0
+    old, new = capsys.readouterr().out.splitlines()
+    assert old.startswith("old: 1 schemas, ") and new.startswith("new: 1 schemas, ")
+    assert old.split(",")[1] == new.split(",")[1] != " 0 steps"

@@ -1,0 +1,89 @@
+"""Two checkouts of constrain compared on MaskBench's token protocol, schema by schema, interleaved.
+
+One worker process per checkout; each schema is run by one worker and then by the other (the order
+alternating), one at a time, so both meet the same phase of a machine whose speed drifts by about
+1.5x over seconds to minutes. Prints each side's steps' total, steps over 1 and 2 ms and p99.
+
+    python benchmarks/tbm_interleaved.py OLD_CHECKOUT NEW_CHECKOUT DATA_DIR --files LIST [--every 2 --start 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import subprocess
+import sys
+from array import array
+
+import numpy as np
+
+
+def serve(root: str, data_dir: str) -> None:
+    """Worker: read schema file names on stdin, answer each with its token steps (ns) pickled."""
+    sys.path[:0] = [root, os.path.join(root, "benchmarks")]
+    import gc
+    import warnings
+
+    import maskbench
+
+    warnings.simplefilter("ignore")
+    engine = maskbench.ConstrainEngine(maskbench.Tokens())
+    gc.collect()
+    gc.freeze()  # as the harness's workers do once set up
+    out = sys.stdout.buffer
+    for line in sys.stdin:
+        with open(os.path.join(data_dir, line.strip())) as f:
+            case = json.load(f)
+        try:
+            session, _ = maskbench.compile_tokens(engine, case["schema"])
+            steps = array("q", maskbench.check_tokens(session, case["schema"], case["tests"])["tbm_ns"]).tolist()
+        except Exception:  # noqa: BLE001 - a compile error or a crash: no steps to compare
+            steps = None
+        session = None
+        data = pickle.dumps(steps)
+        out.write(len(data).to_bytes(8, "little") + data)
+        out.flush()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("data_dir")
+    ap.add_argument("--files", required=True, help="file of schema file names, one per line")
+    ap.add_argument("--every", type=int, default=1, help="take every N-th file (default all)")
+    ap.add_argument("--start", type=int, default=0, help="the first file taken (with --every)")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # worker: OLD is its checkout
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(os.path.abspath(args.old), args.data_dir)
+        return 0
+    with open(args.files) as f:
+        files = [line.strip() for line in f if line.strip()][args.start::max(1, args.every)]
+    workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), root, "-", args.data_dir, "--files",
+                                 args.files, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+               for root in (args.old, args.new)]
+    steps: list[dict[str, list[int]]] = [{}, {}]
+    for i, name in enumerate(files):
+        for side in ((0, 1) if i % 2 == 0 else (1, 0)):
+            worker = workers[side]
+            worker.stdin.write((name + "\n").encode())
+            worker.stdin.flush()
+            found = pickle.loads(worker.stdout.read(int.from_bytes(worker.stdout.read(8), "little")))
+            if found is not None:
+                steps[side][name] = found
+    for worker in workers:
+        worker.stdin.close()
+        worker.wait()
+    both = sorted(set(steps[0]) & set(steps[1]))
+    for label, side in (("old", steps[0]), ("new", steps[1])):
+        ms = np.concatenate([np.array(side[name], dtype=np.float64) for name in both]) / 1e6
+        print(f"{label}: {len(both)} schemas, {len(ms)} steps, total {ms.sum() / 1e3:.2f} s, "
+              f"over 1 ms {int((ms > 1).sum())}, over 2 ms {int((ms > 2).sum())}, p99 {np.percentile(ms, 99):.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
