@@ -55,7 +55,7 @@ class LazyDFA:
         self._accepting = bytearray()
         self._ids: dict[tuple[Kernel, bool], int] = {}
         self._rows: list[tuple[int, ...] | None] = []
-        # single successors (state * 256 + byte -> state) of states without a row, for walks that
+        # single successors (state << 8 | byte -> state) of states without a row, for walks that
         # only pass through them (``successor``)
         self._passed: dict[int, int] = {}
         # The rows again, flat and shifted by one, for the states a vectorised walk meets only:
@@ -106,6 +106,8 @@ class LazyDFA:
 
     def successor(self, state: int, byte: int) -> int:
         """``row(state)[byte]``, computing that one entry alone when the row is not there yet."""
+        if state == DEAD:
+            return DEAD
         row = self._rows[state]
         if row is not None:
             return row[byte]

@@ -88,6 +88,7 @@ def test_a_walk_through_states_without_rows_finds_what_their_rows_say(schema, do
     passed.append((state, [dfa.successor(state, b) for b in range(256)]))
     for state, successors in passed:
         assert list(dfa.row(state)) == successors
+    assert dfa.successor(DEAD, document.encode()[0]) == DEAD  # not the last state's row
 
 
 def test_padded_ids_and_special_tokens_are_never_allowed(vocabulary):
