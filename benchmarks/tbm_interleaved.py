@@ -60,8 +60,13 @@ def main(argv=None) -> int:
     if args.serve:
         serve(os.path.abspath(args.old), args.data_dir)
         return 0
+    if args.every < 1:
+        ap.error("--every must be at least 1")
+    for root in (args.old, args.new):  # else the worker would import this checkout's modules instead
+        if not os.path.isfile(os.path.join(root, "benchmarks", "maskbench.py")):
+            ap.error(f"{root} is not a checkout of constrain (no benchmarks/maskbench.py)")
     with open(args.files) as f:
-        files = [line.strip() for line in f if line.strip()][args.start::max(1, args.every)]
+        files = [line.strip() for line in f if line.strip()][args.start::args.every]
     workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), root, "-", args.data_dir, "--files",
                                  args.files, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                for root in (args.old, args.new)]
@@ -71,7 +76,10 @@ def main(argv=None) -> int:
             worker = workers[side]
             worker.stdin.write((name + "\n").encode())
             worker.stdin.flush()
-            found = pickle.loads(worker.stdout.read(int.from_bytes(worker.stdout.read(8), "little")))
+            size = worker.stdout.read(8)
+            if len(size) < 8:  # the worker died (its error is above): a checkout that does not run
+                raise SystemExit(f"the worker for {(args.old, args.new)[side]} stopped at {name}")
+            found = pickle.loads(worker.stdout.read(int.from_bytes(size, "little")))
             if found is not None:
                 steps[side][name] = found
     for worker in workers:
