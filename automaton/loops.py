@@ -4,7 +4,9 @@
 When every byte of a class C leads from a state back to itself, a token made only of C bytes is
 allowed there outright, and any other token reaches its first byte outside C still in that state,
 so only the rest of it needs a walk, and only when the state reads that byte at all. Per vocabulary
-and class, one vectorised pass finds, for every token, whether it lies in C and where it leaves C.
+and class, one vectorised pass finds, for every token, whether it lies in C and where it leaves C,
+column by column, each column looking only at the tokens still inside (most leave within a few
+bytes, so a pass is a few hundred thousand lookups, not one per byte of the padded vocabulary).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import NamedTuple
 import numpy as np
 
 WIDTH = 32  # bytes of each token looked at in the vectorised pass; longer tokens walk past it
-PAD = 256  # the filler after a token's last byte, counted as inside every class
 
 
 class LoopSplit(NamedTuple):
@@ -29,7 +30,7 @@ class LoopSplit(NamedTuple):
 
 
 class LoopTokens:
-    """One vocabulary's tokens as a padded byte matrix, and the splits of the classes asked for."""
+    """One vocabulary's tokens as byte sets and byte columns, and the splits of the classes asked for."""
 
     def __init__(self, token_bytes, cache_size: int = 32):
         self.token_bytes = token_bytes
@@ -40,9 +41,15 @@ class LoopTokens:
             if data:
                 head = data[:WIDTH]
                 flat[t * WIDTH: t * WIDTH + len(head)] = head
-        matrix = np.frombuffer(bytes(flat), dtype=np.uint8).reshape(n, WIDTH).astype(np.uint16)
-        matrix[np.arange(WIDTH)[None, :] >= self.lengths[:, None]] = PAD
-        self.matrix = matrix
+        matrix = np.frombuffer(bytes(flat), dtype=np.uint8).reshape(n, WIDTH)
+        self.columns = np.ascontiguousarray(matrix.T)  # column j: every token's byte j, contiguous
+        # per token, the set of its first WIDTH bytes (256 bits, as four words): whether a token
+        # lies in a class is a few word operations, so only the tokens that leave it are looked
+        # at byte by byte
+        held = np.zeros((n, 256), dtype=bool)
+        rows, cols = np.nonzero(np.arange(WIDTH)[None, :] < self.lengths[:, None])
+        held[rows, matrix[rows, cols]] = True
+        self.byte_words = np.ascontiguousarray(np.packbits(held, axis=1, bitorder="little").view(np.uint64).T)
         self._splits: OrderedDict[bytes, LoopSplit] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -55,19 +62,32 @@ class LoopTokens:
             if found is not None:
                 self._splits.move_to_end(key)
                 return found
-        table = np.append(loop, True)
-        ok = table[self.matrix]
-        whole = ok.all(axis=1)
-        real = self.lengths > 0
-        inside = np.flatnonzero(real & whole & (self.lengths <= WIDTH))
-        out_ids = np.flatnonzero(real & ~(whole & (self.lengths <= WIDTH)))
-        out_at = np.where(whole[out_ids], WIDTH, ok[out_ids].argmin(axis=1))
-        # the byte where each leaves the class, from the matrix; past it (a long token inside the
-        # class for all of its first WIDTH bytes) from the token itself
-        out_byte = self.matrix[out_ids, np.minimum(out_at, WIDTH - 1)].astype(np.int64)
-        for k in np.flatnonzero(out_at == WIDTH).tolist():
-            out_byte[k] = self.token_bytes[int(out_ids[k])][WIDTH]
-        found = LoopSplit(inside, out_ids, out_at, out_byte)
+        outside = (~np.packbits(loop, bitorder="little").view(np.uint64)).tolist()
+        met = np.zeros(len(self.lengths), dtype=np.uint64)  # per token: its bytes outside the class
+        for words, word in zip(self.byte_words, outside):
+            if word:
+                met |= words & np.uint64(word)
+        leaves = met != 0
+        long = self.lengths > WIDTH
+        inside = np.flatnonzero(~leaves & (self.lengths > 0) & ~long)
+        out_ids, out_at, out_byte = [], [], []
+        # every token that leaves the class, and every longer token: where it leaves, column by
+        # column over the ones still inside (most leave within a few bytes)
+        active = np.flatnonzero(leaves | long)
+        for j in range(WIDTH):
+            column = self.columns[j][active]
+            leaving = ~loop[column]
+            out_ids.append(active[leaving])
+            out_at.append(np.full(len(out_ids[-1]), j, dtype=np.int64))
+            out_byte.append(column[leaving].astype(np.int64))
+            active = active[~leaving]
+            if not len(active):
+                break
+        # the rest are longer tokens inside for all of their first WIDTH bytes: walked from there
+        out_ids.append(active)
+        out_at.append(np.full(len(active), WIDTH, dtype=np.int64))
+        out_byte.append(np.array([self.token_bytes[t][WIDTH] for t in active.tolist()], dtype=np.int64))
+        found = LoopSplit(inside, np.concatenate(out_ids), np.concatenate(out_at), np.concatenate(out_byte))
         with self._lock:
             self._splits[key] = found
             while len(self._splits) > self._cache_size:

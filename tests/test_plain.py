@@ -242,3 +242,26 @@ def test_declared_plain_forever_states_agree_with_the_analysis(vocabulary_by_nam
     for prefix in (b'{"', b'{"caf', b'{"caf\xc3', b'{"na', b'{"na\xc3\xaf', b'{"x', b'{"caf\\u00e'):
         state = _state_after(grammar, prefix)
         assert np.array_equal(index.mask(state), brute_force(grammar, vocab, state)), prefix
+
+
+def test_a_loop_split_finds_where_each_token_leaves_its_class():
+    """Tokens inside a class (not longer than the split looks), and for every other one the first
+    byte outside it and its offset: tokens longer than that width leave at it at the latest."""
+    from automaton.loops import WIDTH, LoopTokens
+
+    letters = b"abcdefghij"
+    tokens = [b"", b"abc", b"ab-c", b"-", b" ab", b"a" * WIDTH, b"a" * WIDTH + b"b", b"a" * (WIDTH + 3) + b"-",
+              b"ab" * 20 + b"-", b"abc\xc3\xa9", bytes(range(256))]
+    loop = np.zeros(256, dtype=bool)
+    loop[list(letters)] = True
+    split = LoopTokens(tokens).split(loop)
+    expected_inside = [t for t, d in enumerate(tokens) if d and len(d) <= WIDTH and all(loop[b] for b in d)]
+    expected_out = {}
+    for t, d in enumerate(tokens):
+        if d and t not in expected_inside:
+            at = next((i for i, b in enumerate(d[:WIDTH]) if not loop[b]), WIDTH)
+            expected_out[t] = (at, d[at])
+    assert sorted(split.inside.tolist()) == expected_inside
+    found = {t: (at, b) for t, at, b in zip(split.out_ids.tolist(), split.out_at.tolist(), split.out_byte.tolist())}
+    assert found == expected_out
+    assert found[7] == (WIDTH, ord("a")) and found[8] == (WIDTH, ord("a")) and found[2] == (2, ord("-"))
