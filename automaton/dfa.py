@@ -24,8 +24,13 @@ DEAD = -1
 FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
 EMPTY = 0  # the empty stack's number
+ENDS = -1  # first in a closed kernel when the document may end there
 
 Kernel = tuple[int, ...]  # sorted stack numbers
+# A kernel and whether the document may end there as one tuple: ``ENDS`` first when it may. One
+# object, not a pair: every new state and stack keeps a few, and each container kept alive brings
+# the next garbage collection closer (a pair was a third of what a token step left behind).
+Closed = tuple[int, ...]
 
 
 class LazyDFA:
@@ -42,18 +47,18 @@ class LazyDFA:
         # parent * program size + top -> number; numbers in it start at 1, so the hot loops'
         # ``ids.get(key) or push(...)`` calls ``_push`` for a new stack only
         self._stack_ids: dict[int, int] = {}
-        self._stack_moves: dict[int, tuple] = {}  # number -> its byte moves (``_moves_of``)
-        self._stack_closures: dict[int, tuple[Kernel, bool]] = {}  # number -> ``_close_one``
+        self._stack_moves: dict[int, tuple[int, ...]] = {}  # number -> its byte moves (``_moves_of``)
+        self._stack_closures: dict[int, Closed] = {}  # number -> ``_close_one``
         self._local_memo: dict[tuple[int, int], tuple] = {}  # (program state, depth left) -> _local
         # kernels are sorted tuples of ints: untracked by the garbage collector once it has seen
         # them, so a large automaton does not slow full collections
         self._kernels: list[Kernel] = []
-        self._moves: dict[int, tuple[tuple[int, int], ...] | None] = {}  # per state: (byte, successor) read
+        self._moves: dict[int, bytes | None] = {}  # per state: the bytes it reads, when few
         # the state that a set of moved configurations closes into: many rows move into the same
         # set (about half of them across MaskBench, 70% in a big schema)
         self._closed: dict = {}
         self._accepting = bytearray()
-        self._ids: dict[tuple[Kernel, bool], int] = {}
+        self._ids: dict[Closed, int] = {}
         self._rows: list[tuple[int, ...] | None] = []
         # single successors (state << 8 | byte -> state) of states without a row, for walks that
         # only pass through them (``successor``)
@@ -78,7 +83,7 @@ class LazyDFA:
         self._simple = bytes([1 if edges and not eps and not calls and not final else 0 for edges, eps, calls, final
                               in zip(program.edges, program.eps, program.calls, is_final)])
         root = program.fragments[program.root]
-        self.start = self._intern(*self._close_one(self._push(EMPTY, root.start)))
+        self.start = self._intern(self._close_one(self._push(EMPTY, root.start)))
 
     # -- public byte-step API ----------------------------------------------------------------
     def step(self, state: int, byte: int) -> int:
@@ -146,15 +151,15 @@ class LazyDFA:
                 row = self._rows[state]
         return row
 
-    def moves(self, state: int) -> tuple[tuple[int, int], ...] | None:
-        """The bytes ``state`` reads and where each leads, computed once; None when it reads more
+    def moves(self, state: int) -> bytes | None:
+        """The bytes ``state`` reads (its row then exists), computed once; None when it reads more
         than ``FEW_MOVES`` bytes (a walk then looks bytes up in the row instead)."""
         found = self._moves.get(state, _UNSEEN)
         if found is _UNSEEN:
             row = self.row(state)
             # the bytes read picked out in C: most states that a wide trie node meets read few
-            found = self._moves[state] = None if row.count(DEAD) < 256 - FEW_MOVES else tuple(
-                [(b, row[b]) for b in compress(range(256), map(DEAD.__ne__, row))])
+            found = self._moves[state] = None if row.count(DEAD) < 256 - FEW_MOVES else bytes(
+                compress(range(256), map(DEAD.__ne__, row)))
         return found
 
     def slots(self, shifted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -194,7 +199,7 @@ class LazyDFA:
             self._left.append(self._left[parent] - self._costs[top])
         return c
 
-    def _close_one(self, c: int) -> tuple[Kernel, bool]:
+    def _close_one(self, c: int) -> Closed:
         """The configurations that stack ``c`` reaches without reading a byte and that read one,
         and whether the document may end there; computed once per stack.
 
@@ -205,12 +210,11 @@ class LazyDFA:
         if found is not None:
             return found
         if self._simple[self._top[c]]:  # a literal's next byte, most often
-            found = self._stack_closures[c] = ((c,), False)
+            found = self._stack_closures[c] = (c,)
             return found
         local, parent, top, left = self._local_memo, self._parent, self._top, self._left
         ids, push, width = self._stack_ids, self._push, self._width
         kernel: list[int] = []
-        accepting = False
         x = c
         while True:
             s, below = top[x], parent[x]
@@ -227,30 +231,25 @@ class LazyDFA:
             if not returns:
                 break
             if below == EMPTY:
-                accepting = True  # the root fragment finished
+                kernel.append(ENDS)  # the root fragment finished
                 break
             known = self._stack_closures.get(below)
             if known is not None:
-                kernel += known[0]
-                accepting = known[1]
+                kernel += known
                 break
             x = below
-        found = self._stack_closures[c] = (tuple(sorted(set(kernel))), accepting)
+        found = self._stack_closures[c] = tuple(sorted(set(kernel)))
         return found
 
-    def _closure(self, moved) -> tuple[Kernel, bool]:
-        """The kernel and accepting flag that the moved stacks ``moved`` (an int, or a sorted
-        tuple of several) close into."""
+    def _closure(self, moved) -> Closed:
+        """What the moved stacks ``moved`` (an int, or a sorted tuple of several) close into."""
         if type(moved) is int:
             return self._close_one(moved)
         close = self._close_one
         kernel: set[int] = set()
-        accepting = False
         for c in moved:
-            k, a = close(c)
-            kernel.update(k)
-            accepting = accepting or a
-        return tuple(sorted(kernel)), accepting
+            kernel.update(close(c))
+        return tuple(sorted(kernel))
 
     def _local(self, state: int, left: int) -> tuple[tuple[tuple[int, ...], ...], bool]:
         """The closure of one stack top: the stacks (this frame, then any frames it calls) that
@@ -289,17 +288,17 @@ class LazyDFA:
                         stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
         return tuple(tails), returns
 
-    def _intern(self, kernel: Kernel, accepting: bool) -> int:
-        if not kernel and not accepting:
+    def _intern(self, closed: Closed) -> int:
+        if not closed:
             return DEAD
-        key = (kernel, accepting)
-        sid = self._ids.get(key)
+        sid = self._ids.get(closed)
         if sid is None:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
-            self._ids[key] = sid
-            self._kernels.append(kernel)
+            self._ids[closed] = sid
+            accepting = closed[0] == ENDS
+            self._kernels.append(closed[1:] if accepting else closed)
             self._accepting.append(accepting)
             self._rows.append(None)
         return sid
@@ -314,7 +313,8 @@ class LazyDFA:
             found = known.get(c)
             if found is None:
                 found = known[c] = moves_of(c)
-            for key, moved in found:
+            pairs = iter(found)
+            for key, moved in zip(pairs, pairs):
                 same = ranges.get(key)
                 if same is None:
                     ranges[key] = [moved]
@@ -340,18 +340,21 @@ class LazyDFA:
         key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
         sid = self._closed.get(key)
         if sid is None:
-            sid = self._closed[key] = self._intern(*self._closure(key))
+            sid = self._closed[key] = self._intern(self._closure(key))
         return sid
 
-    def _moves_of(self, c: int) -> tuple[tuple[int, int], ...]:
-        """The byte edges of stack ``c``'s top into states live with its depth left, as pairs of
-        range (``lo << 8 | hi``, so the ranges of a row group by an int) and the stack moved to
-        (a byte edge stays in its fragment: the depth left is kept)."""
+    def _moves_of(self, c: int) -> tuple[int, ...]:
+        """The byte edges of stack ``c``'s top into states live with its depth left, as range
+        (``lo << 8 | hi``, so the ranges of a row group by an int) and stack moved to, one after
+        the other in one flat tuple (a byte edge stays in its fragment: the depth left is kept)."""
         live = self.program.live(self._left[c])
         below = self._parent[c]
         ids, push, base = self._stack_ids, self._push, below * self._width
-        return tuple([(lo << 8 | hi, ids.get(base + t) or push(below, t))
-                      for lo, hi, t in self.program.edges[self._top[c]] if live[t]])
+        flat: list[int] = []
+        for lo, hi, t in self.program.edges[self._top[c]]:
+            if live[t]:
+                flat += (lo << 8 | hi, ids.get(base + t) or push(below, t))
+        return tuple(flat)
 
 
 def _cut(ranges: dict[int, list]) -> list[tuple[int, int, list]]:

@@ -174,7 +174,7 @@ class TokenTrie:
         row = dfa.row(state)
         moves = dfa.moves(state)
         if moves is not None:  # few first bytes: look them up
-            firsts = [(b, self.first_byte[b]) for b, _ in moves if b in self.first_byte]
+            firsts = [(b, self.first_byte[b]) for b in moves if b in self.first_byte]
         else:
             firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
         total = sum(self.subtree[child] for _, child in firsts)
@@ -226,8 +226,8 @@ class TokenTrie:
             kids = children[node]
             moves = dfa.moves(s) if len(kids) > WIDE else None
             if moves is not None and len(moves) < len(kids):
-                by_byte = child_of[node]
-                steps = [(by_byte[b], t) for b, t in moves if b in by_byte]
+                by_byte, row = child_of[node], rows[s]
+                steps = [(by_byte[b], row[b]) for b in moves if b in by_byte]
             else:
                 row = rows[s] or dfa.row(s)
                 steps = [(child, row[b]) for b, child in kids if row[b] != DEAD]
