@@ -4,9 +4,10 @@
 When every byte of a class C leads from a state back to itself, a token made only of C bytes is
 allowed there outright, and any other token reaches its first byte outside C still in that state,
 so only the rest of it needs a walk, and only when the state reads that byte at all. Per vocabulary
-and class, one vectorised pass finds, for every token, whether it lies in C and where it leaves C,
-column by column, each column looking only at the tokens still inside (most leave within a few
-bytes, so a pass is a few hundred thousand lookups, not one per byte of the padded vocabulary).
+and class, a few vectorised passes find, for every token, whether it lies in C (its set of bytes
+against C, four words a token) and, for those that leave C, where: column by column, each column
+looking only at the tokens not gone yet (most leave within a few bytes), not one lookup per byte of
+a padded vocabulary (17 ms a class for Llama 3, now 3-6 ms).
 """
 
 from __future__ import annotations
