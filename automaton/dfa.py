@@ -8,6 +8,14 @@ DFA state is the set of configurations that can read a next byte (its *kernel*, 
 stack numbers) plus whether the document may end here. States are numbered as they are first
 reached and their transitions are cached, so a warm step is one list lookup; the set of states
 stays finite because recursion depth is bounded.
+
+A state's row (its successor on each of the 256 bytes) is kept as two parts: its distinct
+successors (*targets*, ``DEAD`` first) and, per byte, the index of its successor among them
+(*picks*, a ``bytes`` object). The garbage collector never looks into a ``bytes`` object, whereas a
+256-entry tuple of successors was traversed once by the next young collection (most of that
+collection's work: tens of thousands of new rows on half of MaskBench), and a row takes ~0.4 KB
+instead of 2.1 KB; a pick of 0 is a refused byte, so walks test it as is. (A row with more than 255
+distinct successors, which JSON text hardly reaches, has two-byte picks, an ``array('H')``.)
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ DEAD = -1
 FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
 EMPTY = 0  # the empty stack's number
+_PICK = [bytes([k]) for k in range(256)]
+_PICK_DTYPE = {bytes: np.uint8, array: np.uint16}  # picks of a row, and of one with over 255 targets
 ENDS = -1  # first in a closed kernel when the document may end there
 
 Kernel = tuple[int, ...]  # sorted stack numbers
@@ -59,7 +69,9 @@ class LazyDFA:
         self._closed: dict = {}
         self._accepting = bytearray()
         self._ids: dict[Closed, int] = {}
-        self._rows: list[tuple[int, ...] | None] = []
+        # each state's row in two parts (see the module docstring), None until computed
+        self._targets: list[tuple[int, ...] | None] = []
+        self._picks: list[bytes | None] = []
         # single successors (state << 8 | byte -> state) of states without a row, for walks that
         # only pass through them (``successor``)
         self._passed: dict[int, int] = {}
@@ -87,10 +99,8 @@ class LazyDFA:
 
     # -- public byte-step API ----------------------------------------------------------------
     def step(self, state: int, byte: int) -> int:
-        row = self._rows[state]
-        if row is None:
-            row = self.row(state)
-        return row[byte]
+        targets, picks = self.parts(state)
+        return targets[picks[byte]]
 
     def is_accepting(self, state: int) -> bool:
         return self._accepting[state] == 1
@@ -101,21 +111,21 @@ class LazyDFA:
         through states no mask asks for (a key's letters inside one token), whose rows would be
         most of the step."""
         s = self.start if state is None else state
-        rows = self._rows
+        targets, picks = self._targets, self._picks
         for b in data:
             if s == DEAD:
                 return DEAD
-            row = rows[s]
-            s = row[b] if row is not None else self.successor(s, b)
+            pick = picks[s]
+            s = targets[s][pick[b]] if pick is not None else self.successor(s, b)
         return s
 
     def successor(self, state: int, byte: int) -> int:
         """``row(state)[byte]``, computing that one entry alone when the row is not there yet."""
         if state == DEAD:
             return DEAD
-        row = self._rows[state]
-        if row is not None:
-            return row[byte]
+        pick = self._picks[state]
+        if pick is not None:
+            return self._targets[state][pick[byte]]
         key = state << 8 | byte
         sid = self._passed.get(key)
         if sid is not None:
@@ -138,28 +148,39 @@ class LazyDFA:
     def num_states(self) -> int:
         return len(self._kernels)
 
+    def parts(self, state: int) -> tuple[tuple[int, ...], bytes]:
+        """The row of ``state`` as its targets and picks (module docstring), computed once: its
+        successor on byte ``b`` is ``targets[picks[b]]``, and ``picks[b]`` is 0 where ``b`` is refused."""
+        picks = self._picks[state]
+        if picks is None:
+            with self._lock:
+                picks = self._picks[state]
+                if picks is None:
+                    targets, picks = self._compute_row(state)
+                    self._targets[state] = targets
+                    self._picks[state] = picks
+        return self._targets[state], picks
+
     def row(self, state: int) -> tuple[int, ...]:
-        """All 256 successors of ``state`` (``DEAD`` where a byte is refused), computed once."""
-        row = self._rows[state]
-        if row is not None:
-            return row
-        with self._lock:
-            row = self._rows[state]
-            if row is None:
-                # a tuple: untracked by the garbage collector, unlike a list
-                self._rows[state] = tuple(self._compute_row(state))
-                row = self._rows[state]
-        return row
+        """All 256 successors of ``state`` (``DEAD`` where a byte is refused), as one tuple made
+        for the caller (walks use ``parts``)."""
+        targets, picks = self.parts(state)
+        return tuple(map(targets.__getitem__, picks))
+
+    def row_array(self, state: int) -> np.ndarray:
+        """``row(state)`` as an int32 array."""
+        targets, picks = self.parts(state)
+        return np.asarray(targets, dtype=np.int32)[np.frombuffer(picks, dtype=_PICK_DTYPE[type(picks)])]
 
     def moves(self, state: int) -> bytes | None:
         """The bytes ``state`` reads (its row then exists), computed once; None when it reads more
         than ``FEW_MOVES`` bytes (a walk then looks bytes up in the row instead)."""
         found = self._moves.get(state, _UNSEEN)
         if found is _UNSEEN:
-            row = self.row(state)
+            picks = self.parts(state)[1]
             # the bytes read picked out in C: most states that a wide trie node meets read few
-            found = self._moves[state] = None if row.count(DEAD) < 256 - FEW_MOVES else bytes(
-                compress(range(256), map(DEAD.__ne__, row)))
+            found = self._moves[state] = None if picks.count(0) < 256 - FEW_MOVES else bytes(
+                compress(range(256), picks))
         return found
 
     def slots(self, shifted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +195,7 @@ class LazyDFA:
         missing = slot < 0
         if missing.any():
             for shifted_id in set(shifted[missing].tolist()):
-                row = np.frombuffer(array("i", self.row(shifted_id - 1)), dtype=np.int32) + 1
+                row = self.row_array(shifted_id - 1) + 1
                 with self._lock:
                     n = self._slots_used
                     if (n + 1) * 256 > len(self._flat):
@@ -300,13 +321,14 @@ class LazyDFA:
             accepting = closed[0] == ENDS
             self._kernels.append(closed[1:] if accepting else closed)
             self._accepting.append(accepting)
-            self._rows.append(None)
+            self._targets.append(None)
+            self._picks.append(None)
         return sid
 
-    def _compute_row(self, state: int) -> list[int]:
-        """Successors for all bytes at once. The configurations' moves are grouped by byte range;
-        when the ranges do not overlap (most states), each range's moves are closed once as they
-        are, else the byte axis is first cut at every range boundary (``_cut``)."""
+    def _compute_row(self, state: int) -> tuple[tuple[int, ...], bytes]:
+        """Successors for all bytes at once, as targets and picks. The configurations' moves are
+        grouped by byte range; when the ranges do not overlap (most states), each range's moves are
+        closed once as they are, else the byte axis is first cut at every range boundary (``_cut``)."""
         ranges: dict[int, list[int]] = {}  # lo << 8 | hi -> moved stacks
         known, moves_of = self._stack_moves, self._moves_of
         for c in self._kernels[state]:
@@ -328,11 +350,19 @@ class LazyDFA:
                 break
             end = (key & 255) + 1
             pieces.append((key >> 8, end, ranges[key]))
-        row = [DEAD] * 256
         state_after = self._state_after
-        for a, b, moved in pieces:
-            row[a:b] = [state_after(moved)] * (b - a)
-        return row
+        after = [state_after(moved) for _, _, moved in pieces]
+        targets = [DEAD, *dict.fromkeys(sid for sid in after if sid != DEAD)]
+        index = {sid: k for k, sid in enumerate(targets)}
+        if len(targets) <= 256:
+            picks = bytearray(256)
+            for (a, b, _), sid in zip(pieces, after):
+                picks[a:b] = _PICK[index[sid]] * (b - a)
+            return tuple(targets), bytes(picks)
+        wide = array("H", bytes(512))  # more distinct successors than a byte can number
+        for (a, b, _), sid in zip(pieces, after):
+            wide[a:b] = array("H", [index[sid]]) * (b - a)
+        return tuple(targets), wide
 
     def _state_after(self, moved: list[int]) -> int:
         """The state that the stacks ``moved`` by one byte close into."""

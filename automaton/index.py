@@ -45,12 +45,13 @@ def _ascii_bytes(text: TextClass) -> bytes:
 
 @lru_cache(maxsize=None)
 def _ascii_entries(text: TextClass):
-    """A row's entries at the ASCII bytes of a text class, picked out in C."""
+    """A row's picks at the ASCII bytes of a text class, picked out in C."""
     return itemgetter(*_ascii_bytes(text))
 
 
 _PLAIN_ASCII_BYTES = _ascii_bytes(PLAIN)
 _PLAIN_ASCII = list(_PLAIN_ASCII_BYTES)
+_PLAIN_ASCII_PICKS = _ascii_entries(PLAIN)
 # plain bytes JSON reads only inside strings: a state that reads one is inside a string, whatever
 # configuration (JSON's lexical state is a function of the text read so far)
 _STRING_ONLY = [b for b in _PLAIN_ASCII if chr(b) not in " {}[],:-+.0123456789eEtrufalsn"]
@@ -120,8 +121,7 @@ class PlainTries:
         for b in odd:
             if b in self.after_by_first:
                 mask[self.after_by_first[b]] = False
-        row = dfa.row(state)
-        mask[self.rooms[-1][1].allowed_from(dfa, [(b, row[b]) for b in odd])] = True
+        mask[self.rooms[-1][1].allowed_from(dfa, [(b, dfa.step(state, b)) for b in odd])] = True
 
     def refuse_first(self, refused, mask: np.ndarray) -> None:
         """Clear ``mask`` for every plain token that starts with a byte of ``refused``."""
@@ -188,22 +188,21 @@ class VocabTries:
         itself on every one (inside a free string, or a key past the names it might still spell),
         with the few plain ASCII bytes that lead elsewhere from ``state`` (the next letters of
         names); None when there is none."""
-        row = dfa.row(state)
-        counts: dict[int, int] = {}
-        for b in _PLAIN_ASCII:
-            counts[row[b]] = counts.get(row[b], 0) + 1
-        after = max(counts, key=counts.__getitem__)
-        if after == DEAD or len(_PLAIN_ASCII) - counts[after] > MAX_ODD:
+        targets, picks = dfa.parts(state)
+        plain_picks = _PLAIN_ASCII_PICKS(picks)
+        most = max(set(plain_picks), key=plain_picks.count)
+        if most == 0 or len(_PLAIN_ASCII) - plain_picks.count(most) > MAX_ODD:
             return None
-        again = dfa.row(after)
-        if any(again[b] != after for b in _PLAIN_ASCII):
+        after = targets[most]
+        again_targets, again_picks = dfa.parts(after)
+        if any(again_targets[k] != after for k in set(_PLAIN_ASCII_PICKS(again_picks))):
             return None
-        return after, tuple(b for b in _PLAIN_ASCII if row[b] != after)
+        return after, tuple(b for b, k in zip(_PLAIN_ASCII, plain_picks) if k != most)
 
     def _loop_allowed(self, dfa: LazyDFA, state: int, mask: np.ndarray) -> bool:
         """The mask of a broad state that loops on itself over many bytes (``loops.py``); False,
         with ``mask`` untouched, when the state does not or too many tokens would need a walk."""
-        row = np.array(dfa.row(state))
+        row = dfa.row_array(state)
         loop = row == state
         if loop.sum() < LOOP_MIN:
             return False
@@ -313,8 +312,7 @@ class TokenIndex:
     def room(self, state: int, text: TextClass) -> int:
         """Bytes of any text of class ``text`` that ``state`` surely reads: the most any of its
         configurations reads, each with the liveness of the depth it has left."""
-        row = self.dfa.row(state)
-        if DEAD in _ascii_entries(text)(row):
+        if 0 in _ascii_entries(text)(self.dfa.parts(state)[1]):
             return 0  # no configuration reads every ASCII byte of the class: none has room
         return self._best_room(state, text)
 
@@ -349,14 +347,14 @@ class TokenIndex:
         """The room of plain text at ``state`` (``room``), or, when that is too little for the
         room tries, the room of its configurations together for plain text that avoids the few
         plain ASCII bytes the state refuses outright, with those bytes."""
-        row = self.dfa.row(state)
-        entries = _ascii_entries(PLAIN)(row)
-        dead = entries.count(DEAD)
+        picks = self.dfa.parts(state)[1]
+        entries = _PLAIN_ASCII_PICKS(picks)
+        dead = entries.count(0)
         if dead > MAX_REFUSED:
             return 0, frozenset()
-        refused = frozenset(b for b, t in zip(_PLAIN_ASCII, entries) if t == DEAD) if dead else frozenset()
+        refused = frozenset(b for b, k in zip(_PLAIN_ASCII, entries) if not k) if dead else frozenset()
         plain = 0 if refused else self._best_room(state, PLAIN)  # a refused byte: no room alone
-        if plain >= ROOMS[0] or not any(row[b] != DEAD for b in _STRING_ONLY):
+        if plain >= ROOMS[0] or not any(picks[b] for b in _STRING_ONLY):
             return plain, frozenset()
         dfa = self.dfa
         live = dfa.program.live

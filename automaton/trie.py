@@ -171,20 +171,20 @@ class TokenTrie:
 
     def expected(self, dfa: LazyDFA, state: int) -> int:
         """How many tokens survive the first two bytes (an upper bound on the Python walk's work)."""
-        row = dfa.row(state)
+        targets, picks = dfa.parts(state)
         moves = dfa.moves(state)
         if moves is not None:  # few first bytes: look them up
             firsts = [(b, self.first_byte[b]) for b in moves if b in self.first_byte]
         else:
-            firsts = [(b, child) for b, child in self.children[0] if row[b] != DEAD]
+            firsts = [(b, child) for b, child in self.children[0] if picks[b]]
         total = sum(self.subtree[child] for _, child in firsts)
         if total <= SMALL_WALK or len(firsts) > 16:  # many first bytes: a string-like state
             return total
         total = 0
         for b, child in firsts:
             total += len(self.ends[child])
-            second = dfa.row(row[b])
-            total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2] != DEAD)
+            second = dfa.parts(targets[picks[b]])[1]
+            total += sum(self.subtree[c] for b2, c in self.children[child] if second[b2])
         return total
 
     def allowed_from(self, dfa: LazyDFA, firsts: list[tuple[int, int]]) -> list[int]:
@@ -217,7 +217,7 @@ class TokenTrie:
         returned); branches of skippable tokens no longer than ``skip_room`` are taken whole (the
         root state reads any such text), and so are hubs and runs whose state reads all their tails
         (``rooms``, which needs ``mask``)."""
-        children, ends, child_of, rows = self.children, self.ends, self.child_of, dfa._rows
+        children, ends, child_of, targets_of, picks_of = self.children, self.ends, self.child_of, dfa._targets, dfa._picks
         skip = self.skip if skip_room else None
         look = self.look if rooms is not None or skip else self.look_plain  # per node: what to look at
         out: list[int] = []
@@ -226,11 +226,15 @@ class TokenTrie:
             kids = children[node]
             moves = dfa.moves(s) if len(kids) > WIDE else None
             if moves is not None and len(moves) < len(kids):
-                by_byte, row = child_of[node], rows[s]
-                steps = [(by_byte[b], row[b]) for b in moves if b in by_byte]
+                by_byte, targets, picks = child_of[node], targets_of[s], picks_of[s]
+                steps = [(by_byte[b], targets[picks[b]]) for b in moves if b in by_byte]
             else:
-                row = rows[s] or dfa.row(s)
-                steps = [(child, row[b]) for b, child in kids if row[b] != DEAD]
+                picks = picks_of[s]
+                if picks is None:
+                    targets, picks = dfa.parts(s)
+                else:
+                    targets = targets_of[s]
+                steps = [(child, targets[picks[b]]) for b, child in kids if picks[b]]
             for child, t in steps:
                 what = look[child]
                 if what == GO_ON:  # the common case: no token ends here, nothing to take whole

@@ -80,7 +80,7 @@ def test_a_walk_through_states_without_rows_finds_what_their_rows_say(schema, do
     passed = []
     state = dfa.start
     for byte in document.encode():
-        assert dfa._rows[state] is None  # met first by this walk
+        assert dfa._picks[state] is None  # met first by this walk
         passed.append((state, [dfa.successor(state, b) for b in range(256)]))
         state = passed[-1][1][byte]
         assert state != DEAD
@@ -190,3 +190,29 @@ def test_the_masks_of_all_grammars_stay_under_one_budget(vocabulary_by_name):
         assert MASKS.used == 0
     finally:
         MASKS.limit = limit
+
+
+def test_a_row_with_a_successor_for_every_byte_keeps_them_all():
+    """A row is kept as its distinct successors and a pick per byte; a state whose 256 bytes lead
+    to 256 different states (more than one byte can number, with the refused byte's slot) still
+    gives every successor, through a row, a step, a walk and the row as an array."""
+    from automaton.dfa import LazyDFA
+    from automaton.program import Program
+
+    program = Program()
+    root = program.new_fragment()
+    start, final = program.fragments[root].start, program.fragments[root].final
+    for b in range(256):
+        middle = program.new_state(root)
+        program.byte(start, b, b, middle)
+        program.byte(middle, b, b, final)  # each byte's state reads that byte again, then ends
+    program.finish(root)
+    dfa = LazyDFA(program)
+    row = dfa.row(dfa.start)
+    assert DEAD not in row and len(set(row)) == 256
+    for b in (0, 1, 200, 255):
+        after = dfa.step(dfa.start, b)
+        assert after == row[b] and dfa.walk(bytes([b, b])) != DEAD and dfa.walk(bytes([b, (b + 1) % 256])) == DEAD
+        assert dfa.is_accepting(dfa.walk(bytes([b, b])))
+    assert dfa.row_array(dfa.start).tolist() == list(row) and dfa.moves(dfa.start) is None
+    assert len(dfa.parts(dfa.start)[0]) == 257  # DEAD and 256 successors: picks wider than a byte
