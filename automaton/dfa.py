@@ -11,11 +11,10 @@ stays finite because recursion depth is bounded.
 
 A state's row (its successor on each of the 256 bytes) is kept as two parts: its distinct
 successors (*targets*, ``DEAD`` first) and, per byte, the index of its successor among them
-(*picks*, a ``bytes`` object). The garbage collector never looks into a ``bytes`` object, whereas a
-256-entry tuple of successors was traversed once by the next young collection (most of that
-collection's work: tens of thousands of new rows on half of MaskBench), and a row takes ~0.4 KB
-instead of 2.1 KB; a pick of 0 is a refused byte, so walks test it as is. (A row with more than 255
-distinct successors, which JSON text hardly reaches, has two-byte picks, an ``array('H')``.)
+(*picks*, a ``bytes`` object): ~0.4 KB a row instead of 2.1 KB for a 256-entry tuple, which the
+garbage collector also traversed once; a pick of 0 is a refused byte, so walks test it as is. (A
+row with more than 255 distinct successors, which JSON text hardly reaches, has two-byte picks,
+an ``array('H')``.)
 """
 
 from __future__ import annotations
