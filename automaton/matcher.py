@@ -82,10 +82,10 @@ class Matcher:
         out = bytearray()
         s = self.state
         while not self.dfa.is_accepting(s) and len(out) < 4096:
-            row = self.dfa.row(s)
-            nexts = [(b, t) for b, t in enumerate(row) if t != DEAD]
-            if len(nexts) != 1:
+            targets, picks = self.dfa.parts(s)
+            read = [b for b, k in enumerate(picks) if k]
+            if len(read) != 1:
                 break
-            b, s = nexts[0]
-            out.append(b)
+            s = targets[picks[read[0]]]
+            out.append(read[0])
         return bytes(out)
