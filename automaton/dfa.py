@@ -349,18 +349,25 @@ class LazyDFA:
                 break
             end = (key & 255) + 1
             pieces.append((key >> 8, end, ranges[key]))
+        targets = [DEAD]
+        index = {DEAD: 0}
+        picks = bytearray(256)
+        chosen = []
         state_after = self._state_after
-        after = [state_after(moved) for _, _, moved in pieces]
-        targets = [DEAD, *dict.fromkeys(sid for sid in after if sid != DEAD)]
-        index = {sid: k for k, sid in enumerate(targets)}
+        for a, b, moved in pieces:
+            sid = state_after(moved)
+            k = index.get(sid)
+            if k is None:
+                k = index[sid] = len(targets)
+                targets.append(sid)
+            if k < 256:
+                picks[a:b] = _PICK[k] * (b - a)
+            chosen.append(k)
         if len(targets) <= 256:
-            picks = bytearray(256)
-            for (a, b, _), sid in zip(pieces, after):
-                picks[a:b] = _PICK[index[sid]] * (b - a)
             return tuple(targets), bytes(picks)
         wide = array("H", bytes(512))  # more distinct successors than a byte can number
-        for (a, b, _), sid in zip(pieces, after):
-            wide[a:b] = array("H", [index[sid]]) * (b - a)
+        for (a, b, _), k in zip(pieces, chosen):
+            wide[a:b] = array("H", [k]) * (b - a)
         return tuple(targets), wide
 
     def _state_after(self, moved: list[int]) -> int:
