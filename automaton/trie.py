@@ -224,21 +224,23 @@ class TokenTrie:
         while stack:
             node, s = stack.pop()
             kids = children[node]
-            moves = dfa.moves(s) if len(kids) > WIDE else None
-            if moves is not None and len(moves) < len(kids):
-                by_byte, targets, picks = child_of[node], targets_of[s], picks_of[s]
-                steps = [(by_byte[b], targets[picks[b]]) for b in moves if b in by_byte]
+            if len(kids) > WIDE:
+                moves = dfa.moves(s)
+                if moves is not None and len(moves) < len(kids):  # few bytes read: look them up
+                    by_byte = child_of[node]
+                    kids = [(b, by_byte[b]) for b in moves if b in by_byte]
+            picks = picks_of[s]
+            if picks is None:
+                targets, picks = dfa.parts(s)
             else:
-                picks = picks_of[s]
-                if picks is None:
-                    targets, picks = dfa.parts(s)
-                else:
-                    targets = targets_of[s]
-                steps = [(child, targets[picks[b]]) for b, child in kids if picks[b]]
-            for child, t in steps:
+                targets = targets_of[s]
+            for b, child in kids:
+                k = picks[b]
+                if not k:
+                    continue
                 what = look[child]
                 if what == GO_ON:  # the common case: no token ends here, nothing to take whole
-                    stack.append((child, t))
+                    stack.append((child, targets[k]))
                     continue
                 if what & SKIP and skip is not None:
                     skipped = skip[child]
@@ -247,10 +249,10 @@ class TokenTrie:
                         continue
                 if what & ENDS:
                     out.extend(ends[child])
-                if what & WHOLE and rooms is not None and self._take_whole(dfa, child, t, rooms, mask):
+                if what & WHOLE and rooms is not None and self._take_whole(dfa, child, targets[k], rooms, mask):
                     continue
                 if what & GO_ON:
-                    stack.append((child, t))
+                    stack.append((child, targets[k]))
         if mask is not None:
             mask[out] = True
         return out
