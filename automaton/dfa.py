@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from array import array
+from functools import lru_cache
 from itertools import compress
 
 import numpy as np
@@ -32,6 +33,15 @@ FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
 EMPTY = 0  # the empty stack's number
 _PICK = [bytes([k]) for k in range(256)]
+_NONE_READ = bytes(256)  # the picks of a row that refuses every byte
+
+
+@lru_cache(maxsize=None)
+def _range_picks(key: int) -> bytes:
+    """The picks of a row whose one successor is read on the bytes of range ``key`` (``lo << 8 |
+    hi``): one object shared by every such row."""
+    lo, hi = key >> 8, key & 255
+    return bytes(lo) + _PICK[1] * (hi - lo + 1) + bytes(255 - hi)
 _PICK_DTYPE = {bytes: np.uint8, array: np.uint16}  # picks of a row, and of one with over 255 targets
 ENDS = -1  # first in a closed kernel when the document may end there
 
@@ -328,9 +338,17 @@ class LazyDFA:
         """Successors for all bytes at once, as targets and picks. The configurations' moves are
         grouped by byte range; when the ranges do not overlap (most states), each range's moves are
         closed once as they are, else the byte axis is first cut at every range boundary (``_cut``)."""
-        ranges: dict[int, list[int]] = {}  # lo << 8 | hi -> moved stacks
         known, moves_of = self._stack_moves, self._moves_of
-        for c in self._kernels[state]:
+        kernel = self._kernels[state]
+        if len(kernel) == 1:  # one configuration with one edge (a literal's next byte): most rows
+            found = known.get(kernel[0])
+            if found is None:
+                found = known[kernel[0]] = moves_of(kernel[0])
+            if len(found) == 2:
+                sid = self._state_after([found[1]])
+                return ((DEAD,), _NONE_READ) if sid == DEAD else ((DEAD, sid), _range_picks(found[0]))
+        ranges: dict[int, list[int]] = {}  # lo << 8 | hi -> moved stacks
+        for c in kernel:
             found = known.get(c)
             if found is None:
                 found = known[c] = moves_of(c)
