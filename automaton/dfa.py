@@ -32,8 +32,16 @@ DEAD = -1
 FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
 EMPTY = 0  # the empty stack's number
+ENDS = -1  # first in a closed kernel when the document may end there
 _PICK = [bytes([k]) for k in range(256)]
 _NONE_READ = bytes(256)  # the picks of a row that refuses every byte
+_PICK_DTYPE = {bytes: np.uint8, array: np.uint16}  # picks of a row, and of one with over 255 targets
+
+Kernel = tuple[int, ...]  # sorted stack numbers
+# A kernel and whether the document may end there as one tuple: ``ENDS`` first when it may. One
+# object, not a pair: every new state and stack keeps a few, and each container kept alive brings
+# the next garbage collection closer (a pair was a third of what a token step left behind).
+Closed = tuple[int, ...]
 
 
 @lru_cache(maxsize=None)
@@ -42,14 +50,6 @@ def _range_picks(key: int) -> bytes:
     hi``): one object shared by every such row."""
     lo, hi = key >> 8, key & 255
     return bytes(lo) + _PICK[1] * (hi - lo + 1) + bytes(255 - hi)
-_PICK_DTYPE = {bytes: np.uint8, array: np.uint16}  # picks of a row, and of one with over 255 targets
-ENDS = -1  # first in a closed kernel when the document may end there
-
-Kernel = tuple[int, ...]  # sorted stack numbers
-# A kernel and whether the document may end there as one tuple: ``ENDS`` first when it may. One
-# object, not a pair: every new state and stack keeps a few, and each container kept alive brings
-# the next garbage collection closer (a pair was a third of what a token step left behind).
-Closed = tuple[int, ...]
 
 
 class LazyDFA:
@@ -340,18 +340,14 @@ class LazyDFA:
         closed once as they are, else the byte axis is first cut at every range boundary (``_cut``)."""
         known, moves_of = self._stack_moves, self._moves_of
         kernel = self._kernels[state]
-        if len(kernel) == 1:  # one configuration with one edge (a literal's next byte): most rows
-            found = known.get(kernel[0])
-            if found is None:
-                found = known[kernel[0]] = moves_of(kernel[0])
-            if len(found) == 2:
-                sid = self._state_after([found[1]])
-                return ((DEAD,), _NONE_READ) if sid == DEAD else ((DEAD, sid), _range_picks(found[0]))
         ranges: dict[int, list[int]] = {}  # lo << 8 | hi -> moved stacks
         for c in kernel:
             found = known.get(c)
             if found is None:
                 found = known[c] = moves_of(c)
+            if len(found) == 2 and len(kernel) == 1:  # one configuration, one edge (a literal's next byte): most rows
+                sid = self._state_after([found[1]])
+                return ((DEAD,), _NONE_READ) if sid == DEAD else ((DEAD, sid), _range_picks(found[0]))
             pairs = iter(found)
             for key, moved in zip(pairs, pairs):
                 same = ranges.get(key)
@@ -370,7 +366,6 @@ class LazyDFA:
         targets = [DEAD]
         index = {DEAD: 0}
         picks = bytearray(256)
-        chosen = []
         state_after = self._state_after
         for a, b, moved in pieces:
             sid = state_after(moved)
@@ -380,12 +375,11 @@ class LazyDFA:
                 targets.append(sid)
             if k < 256:
                 picks[a:b] = _PICK[k] * (b - a)
-            chosen.append(k)
         if len(targets) <= 256:
             return tuple(targets), bytes(picks)
         wide = array("H", bytes(512))  # more distinct successors than a byte can number
-        for (a, b, _), k in zip(pieces, chosen):
-            wide[a:b] = array("H", [k]) * (b - a)
+        for a, b, moved in pieces:  # each piece's state is known now (``_closed``)
+            wide[a:b] = array("H", [index[state_after(moved)]]) * (b - a)
         return tuple(targets), wide
 
     def _state_after(self, moved: list[int]) -> int:

@@ -217,7 +217,8 @@ class TokenTrie:
         returned); branches of skippable tokens no longer than ``skip_room`` are taken whole (the
         root state reads any such text), and so are hubs and runs whose state reads all their tails
         (``rooms``, which needs ``mask``)."""
-        children, ends, child_of, targets_of, picks_of = self.children, self.ends, self.child_of, dfa._targets, dfa._picks
+        children, ends, child_of = self.children, self.ends, self.child_of
+        targets_of, picks_of = dfa._targets, dfa._picks
         skip = self.skip if skip_room else None
         look = self.look if rooms is not None or skip else self.look_plain  # per node: what to look at
         out: list[int] = []
