@@ -401,12 +401,20 @@ json_values = st.recursive(
 )
 
 
+MISSING_CHECKERS = [f for f in FORMATS if f != "unknown-format"
+                    and f not in jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers]
+needs_format_extras = pytest.mark.skipif(
+    bool(MISSING_CHECKERS), reason=f"jsonschema's format extras are not installed (no checker for "
+                                   f"{', '.join(MISSING_CHECKERS)}): pip install 'jsonschema[format]'")
+
+
 def python_jsonschema_valid(instance, schema) -> bool:
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     return validator.is_valid(instance)
 
 
+@needs_format_extras
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schemas | with_defs(schemas), json_values)
 def test_agrees_with_python_jsonschema(schema, instance):
@@ -416,6 +424,7 @@ def test_agrees_with_python_jsonschema(schema, instance):
     assert (ours == []) == python_jsonschema_valid(instance, schema), ours
 
 
+@needs_format_extras
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b"]), schemas, max_size=2), json_values)
 def test_agrees_with_python_jsonschema_on_object_properties(properties, instance):
