@@ -4,7 +4,7 @@
 
 MaskBench tokenizes with Llama 3's tokenizer. The official one sits behind a licence gate on the
 Hugging Face hub; llama.cpp ships the same vocabulary as `ggml-vocab-llama-bpe.gguf` (in the
-llama-cpp-python sdist, fetched by `tests/vocabularies.py`), and transformers rebuilds a tokenizer
+llama-cpp-python sdist, fetched by `constrain/vocab_files.py`), and transformers rebuilds a tokenizer
 from it. That rebuild differs from the official tokenizer in three ways (DESIGN §7), fixed here:
 
 - the BPE model must have `ignore_merges: true` (a word that is a whole vocabulary entry is one
@@ -23,8 +23,11 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import vocabularies  # noqa: E402  (fetches llama.cpp's vocabulary files into the cache)
+try:
+    from constrain import vocab_files  # fetches llama.cpp's vocabulary files into the cache
+except ImportError:  # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from constrain import vocab_files
 
 NAME = "llama-bpe"
 EOT_ID = 128009  # <|eot_id|>
@@ -35,12 +38,12 @@ N_VOCAB = 128256  # ids 0..128255: 128000 BPE tokens and 256 special tokens
 def _folder() -> Path:
     import transformers
 
-    return vocabularies.cache_dir() / "llama3-tokenizer" / f"transformers-{transformers.__version__}"
+    return vocab_files.cache_dir() / "llama3-tokenizer" / f"transformers-{transformers.__version__}"
 
 
 def _build(folder: Path) -> None:
-    """Rebuild from the GGUF (through the tests' cached transformers build), fix, and save."""
-    base = vocabularies.transformers_tokenizer(NAME)
+    """Rebuild from the GGUF (through the cached transformers build the tests share), fix, and save."""
+    base = vocab_files.transformers_tokenizer(NAME)
     folder.mkdir(parents=True, exist_ok=True)
     base.save_pretrained(folder)
     spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
@@ -87,7 +90,7 @@ def _verify(tokenizer) -> None:
 def check(tokenizer) -> list[tuple[str, list[int], list[int]]]:
     """llama.cpp's llama-bpe test strings that do not tokenize to the expected ids: (text, expected, got)."""
     bad = []
-    for text, want in vocabularies.llama_cpp_vocab_cases(NAME):
+    for text, want in vocab_files.llama_cpp_vocab_cases(NAME):
         got = tokenizer.encode(text, add_special_tokens=False)
         if got != want:
             bad.append((text, want, got))
@@ -96,7 +99,7 @@ def check(tokenizer) -> list[tuple[str, list[int], list[int]]]:
 
 def main() -> int:
     tokenizer = load()
-    cases = vocabularies.llama_cpp_vocab_cases(NAME)
+    cases = vocab_files.llama_cpp_vocab_cases(NAME)
     bad = check(tokenizer)
     print(f"Llama 3 tokenizer in {_folder()}: {len(tokenizer)} tokens, EOS {tokenizer.eos_token!r} "
           f"({tokenizer.eos_token_id}); llama.cpp test strings: {len(cases) - len(bad)}/{len(cases)} match")
