@@ -1,14 +1,13 @@
-"""Load a script from benchmarks/ as a module (the folder is not an installed package)."""
+"""Run a script of benchmarks/ in its own process, as its users do (benchmarks are scripts, not modules)."""
 
-import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
-def load(name: str):
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+
+def run(name: str, *args) -> subprocess.CompletedProcess:
+    """``python benchmarks/NAME.py ARGS...``, its stdout and stderr captured as text."""
+    return subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), *map(str, args)],
+                          capture_output=True, text=True)
