@@ -22,7 +22,9 @@ def hf_folder_from_gguf(gguf: str | os.PathLike, out: str | os.PathLike) -> Path
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    model = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
+    config = loaded.config
+    config.__dict__.pop("quantization_config", None)  # the weights saved are plain float32
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.load_state_dict(loaded.state_dict())
     model.generation_config = loaded.generation_config
     part = out.with_name(out.name + ".part")

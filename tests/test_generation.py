@@ -81,6 +81,51 @@ def test_llama_cpp_streaming(llm):
     assert_valid(text, ITINERARY)
 
 
+class ForceLlamaToken:
+    """A llama-cpp-python processor placed after ours that bypasses the mask: forces ``token`` as
+    generated token number ``at``."""
+
+    def __init__(self, token, at):
+        self.token, self.at, self.prompt_len = token, at, None
+
+    def __call__(self, input_ids, scores):
+        if self.prompt_len is None:
+            self.prompt_len = len(input_ids)
+        if len(input_ids) - self.prompt_len == self.at:
+            scores[:] = -np.inf
+            scores[self.token] = 0.0
+        return scores
+
+
+def test_llama_cpp_wedge_guard_logs_once_then_ends(llm, caplog):
+    """Through llama-cpp-python: a forced illegal token gives one error line, then EOS ends the reply."""
+    bad = llm.tokenize(b"]", add_bos=False, special=False)[0]
+    ours = LlamaProcessor(ITINERARY, llm)
+    with caplog.at_level(logging.ERROR, logger="constrain"):
+        out = llm.create_chat_completion(
+            messages=[{"role": "user", "content": DUNES}], max_tokens=30, temperature=0.0,
+            logits_processor=llama_cpp.LogitsProcessorList([ours, ForceLlamaToken(bad, 2)]))
+    errors = [r for r in caplog.records if r.name == "constrain" and r.levelno == logging.ERROR]
+    assert len(errors) == 1 and str(bad) in errors[0].getMessage()
+    assert ours.generated[2] == bad and len(ours.generated) == 3
+    assert out["choices"][0]["finish_reason"] == "stop"
+
+
+def test_llama_cpp_next_chat_turn_starts_a_new_document(llm):
+    """The same processor over two chat turns: the second prompt extends the first reply, and is
+    still a new generation (not a continuation walked through the chat template's tokens)."""
+    proc = LlamaProcessor(ITINERARY, llm)
+    messages = [{"role": "user", "content": DUNES}]
+    first = llm.create_chat_completion(messages=messages, max_tokens=80, temperature=0.0,
+                                       logits_processor=llama_cpp.LogitsProcessorList([proc]))
+    reply = first["choices"][0]["message"]["content"]
+    assert_valid(reply, ITINERARY)
+    messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Another one, please."}]
+    second = llm.create_chat_completion(messages=messages, max_tokens=80, temperature=0.0,
+                                        logits_processor=llama_cpp.LogitsProcessorList([proc]))
+    assert_valid(second["choices"][0]["message"]["content"], ITINERARY)
+
+
 def hf_generate(hf, schema, prompts, **kwargs):
     tok, model = hf
     proc = HFProcessor(schema, tok, model=model)

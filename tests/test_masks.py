@@ -123,6 +123,30 @@ def test_matcher_walks_rolls_back_and_wedges(vocabulary_by_name):
     assert not m.wedged and m.mask()[brace]
 
 
+def test_the_guard_ends_the_sequence_on_an_automaton_limit_or_an_early_eos(vocabulary_by_name, caplog):
+    """An automaton limit while masking, or EOS before the document is complete, is logged once and
+    leaves the matcher allowing only EOS; nothing is raised, and padding after EOS is ignored."""
+    import logging
+
+    vocab = vocabulary_by_name("gpt-2")
+    eos = sorted(vocab.eos_ids)
+    grammar = constrain.compile({"type": "array", "items": {"type": "string", "maxLength": 40}}, cache=False)
+    m = Matcher(grammar, vocab)
+    grammar.automaton.max_states = grammar.automaton.num_states  # no room for one more state
+    with caplog.at_level(logging.ERROR, logger="constrain"):
+        assert np.flatnonzero(m.mask()).tolist() == eos
+        assert np.flatnonzero(m.mask()).tolist() == eos
+    assert m.wedged and len([r for r in caplog.records if r.name == "constrain"]) == 1
+    assert m.advance(eos[0]) is False and m.finished  # the guard's EOS ends it, not as a valid document
+    caplog.clear()
+    m2 = Matcher(constrain.compile({"const": "yes"}), vocab)
+    with caplog.at_level(logging.ERROR, logger="constrain"):
+        assert not m2.advance(eos[0])  # EOS before '"yes"' was written: the mask was bypassed
+        assert not m2.advance(vocab.token_bytes.index(b'"'))  # padding after the end changes nothing
+    assert m2.finished and m2.state == m2.dfa.start
+    assert len([r for r in caplog.records if r.name == "constrain"]) == 1
+
+
 def test_a_dropped_grammar_is_freed_at_once_not_by_the_cyclic_collector(vocabulary_by_name):
     """A grammar holds its token index, and the index must not hold the grammar back: in a
     reference cycle, a dropped grammar (its automaton, rows and masks) waits for a full
@@ -216,3 +240,12 @@ def test_a_row_with_a_successor_for_every_byte_keeps_them_all():
         assert dfa.is_accepting(dfa.walk(bytes([b, b])))
     assert dfa.row_array(dfa.start).tolist() == list(row) and dfa.moves(dfa.start) is None
     assert len(dfa.parts(dfa.start)[0]) == 257  # DEAD and 256 successors: picks wider than a byte
+
+
+def test_a_ready_vector_refuses_ids_past_the_mask():
+    """Logits wider than the vocabulary (a model's padded vocab_size): the extra ids get -inf."""
+    from constrain.bias import numpy_bias
+
+    mask = np.array([True, False, True])
+    assert numpy_bias(mask, 5).tolist() == [0, -np.inf, 0, -np.inf, -np.inf]
+    assert numpy_bias(mask, 2).tolist() == [0, -np.inf]
