@@ -1,7 +1,7 @@
 """MaskBench runner: compile each schema of the benchmark and check its test instances.
 
     python benchmarks/maskbench.py --text DATA_DIR [--files LIST] [--limit N] [--timeout S] [--json OUT]
-    python benchmarks/maskbench.py --tokens DATA_DIR [--peers | --engines NAMES] [--files LIST] [--limit N] ...
+    python benchmarks/maskbench.py --tokens DATA_DIR [--peers | --engines NAMES] [--files LIST] [--limit N] [--plot DIR] ...
 
 DATA_DIR holds MaskBench files (``{"schema": ..., "tests": [{"valid": ..., "data": ...}]}``, see
 ``../shared/maskbench/README.md``); LIST names the files to run, one per line (default: every
@@ -1122,6 +1122,38 @@ def _print_engine_details(name: str, results: list[SchemaResult], s: dict, p, fu
             p(f"   {r.compile_ms:8.0f} ms = {parts}  {r.file} ({r.outcome}) features: {_features(r.file)}")
 
 
+def write_plots(by_engine: dict[str, list[SchemaResult]], folder: Path, title: str) -> list[Path]:
+    """``ttfm.png`` and ``tbm.png`` in ``folder``: each measure's CDF, one line per engine, on a log
+    scale of milliseconds (the table's percentiles are points of these curves)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    def tbm_ms(results):
+        return np.concatenate([np.frombuffer(r.tbm_ns, dtype=np.int64) for r in results]) / 1e6
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, label, values in (("ttfm", "time to first mask", lambda rs: [r.compile_ms for r in rs if r.compiled]),
+                                ("tbm", "time between masks", tbm_ms)):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for engine, results in by_engine.items():
+            ms = np.sort(np.asarray(values(results), dtype=float))
+            if len(ms):
+                ax.plot(ms, np.arange(1, len(ms) + 1) / len(ms), label=f"{engine} ({len(ms)})")
+        ax.set(xscale="log", xlabel="ms (log scale)", ylabel="fraction at or below",
+               title=f"{label} (MaskBench {title})")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        path = folder / f"{name}.png"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
 _DATA_DIR: Path | None = None  # where the report reads a schema file's features from
 
 
@@ -1164,12 +1196,15 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-mb", type=int, default=4096,
                     help="memory a worker may map beyond its loaded engine (0: no limit)")
     ap.add_argument("--json", metavar="OUT", help="write the summary and every schema's result as JSON")
+    ap.add_argument("--plot", metavar="DIR", help="token mode: write the TTFM and TBM CDFs per engine as PNGs in DIR")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = ap.parse_args(argv)
     os.environ["MASKBENCH_PROPERTY_ORDER"] = args.property_order
     token_mode = args.tokens is not None
-    if (args.peers or args.engines) and not token_mode:
-        ap.error("--peers and --engines go with --tokens")
+    if (args.peers or args.engines or args.plot) and not token_mode:
+        ap.error("--peers, --engines and --plot go with --tokens")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        ap.error("--plot needs matplotlib: pip install matplotlib")
 
     started = time.perf_counter()
 
@@ -1223,6 +1258,11 @@ def main(argv=None) -> int:
         print("interrupted before any schema was measured")
         return 2
     summaries = print_token_report(by_engine, versions)
+    if args.plot:
+        run_of = f"{_DATA_DIR.name}, {Path(args.files).name if args.files else 'every file'}" + (
+            f", first {args.limit}" if args.limit else "")
+        for path in write_plots(by_engine, Path(args.plot), run_of):
+            print(f"wrote {path}")
     if interrupted:
         not_run = [n for n in names if versions[n] is not None and n not in walls]
         print(f"\nINTERRUPTED while running {interrupted}: it ran {len(collected[interrupted])} schemas"

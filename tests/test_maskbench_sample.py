@@ -96,3 +96,16 @@ def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, llama3_to
     old, new = done.stdout.splitlines()
     assert old.startswith("old: 1 schemas, ") and new.startswith("new: 1 schemas, ")
     assert old.split(",")[1] == new.split(",")[1] != " 0 steps"
+
+
+def test_maskbench_plot_writes_each_measures_cdf(tmp_path, llama3_tokenizer):
+    """``maskbench.py --tokens --plot``'s figures: a TTFM and a TBM PNG."""
+    pytest.importorskip("matplotlib", reason="--plot draws with matplotlib")
+    files = _write_cases(tmp_path, {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
+                                               "tests": [{"data": [1, 22, 333], "valid": True}]}})
+    done = benchmark_scripts.run("maskbench", "--tokens", tmp_path, "--files", files, "--plot", tmp_path / "plots",
+                                 "--quiet")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    paths = sorted((tmp_path / "plots").iterdir())
+    assert [p.name for p in paths] == ["tbm.png", "ttfm.png"]
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
