@@ -3,7 +3,8 @@
 A warm token then costs one addition of a ready vector to the scores. Measured on a 2-core CPU
 with SmolLM2's 49,152 tokens: adding a float32 vector in place ~8 µs; a boolean-mask assignment
 ~250 µs; ``full_like`` plus a fancy-index copy ~220 µs. Every processor keeps its vectors here,
-per index, state and logits width (and device and dtype for torch), in one bounded LRU, so a
+per index, state and logits width (and device and dtype for torch), in one bounded LRU per kind
+shared by every processor of the process (a processor per request finds its vectors ready), so a
 model's padded vocabulary (logits wider than the tokenizer) is masked too.
 """
 
@@ -64,3 +65,7 @@ class Biases:
             while self._used > self.max_bytes and len(self._kept) > 1:
                 self._used -= self._kept.popitem(last=False)[1][1]
         return vec
+
+
+NUMPY = Biases(numpy_bias)  # llama-cpp-python's processors
+TORCH = Biases(torch_bias)  # transformers' and vLLM's

@@ -12,7 +12,7 @@ from __future__ import annotations
 from automaton.matcher import Matcher
 from automaton.vocab import Vocabulary
 
-from .bias import Biases, torch_bias
+from .bias import TORCH
 from .schema_input import as_grammar
 
 
@@ -23,7 +23,7 @@ class JSONLogitsProcessor:
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_transformers(tokenizer, model=model, eos_ids=_stop_ids(tokenizer, model))
         self._fresh = Matcher(self.grammar, self.vocab)
-        self._biases = Biases(torch_bias)
+        self._biases = TORCH
         self.reset()
 
     def reset(self) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from automaton.matcher import Matcher
 from automaton.vocab import Vocabulary
 
-from .bias import Biases, numpy_bias
+from .bias import NUMPY
 from .schema_input import as_grammar
 
 
@@ -22,7 +22,7 @@ class JSONLogitsProcessor:
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_llama(llm)
         self.matcher = Matcher(self.grammar, self.vocab)
-        self._biases = Biases(numpy_bias)
+        self._biases = NUMPY
         self._seen = np.zeros(0, dtype=np.int64)  # the tokens of the last call, prompt included
         self._prompt_len = 0
 

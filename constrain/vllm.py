@@ -36,7 +36,7 @@ from automaton.vocab import Vocabulary
 from compiler.errors import SchemaError
 from compiler.grammar import compile
 
-from .bias import Biases, torch_bias
+from .bias import TORCH
 
 log = logging.getLogger("constrain")
 
@@ -100,7 +100,7 @@ class JSONLogitsProcessor(LogitsProcessor):
         self._config = vllm_config  # held, so its id stays this engine's while we live
         self.device = device
         self.rows: dict[int, _Row] = {}
-        self._biases = Biases(torch_bias)
+        self._biases = TORCH
         self._vocab: Vocabulary | None = None
         self._model_config = vllm_config.model_config
 
