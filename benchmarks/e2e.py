@@ -37,7 +37,10 @@ Measured per mode, batch size and decoding:
   request: (tokens - 1) / (time of last token - time of first token)). llama-cpp-python and
   transformers: a timestamp at each logits-processor call (placed first, so it marks when the step's
   logits are ready); vLLM: ``RequestOutput.metrics`` (``first_token_ts``, ``last_token_ts``; stats are
-  on for this), else the time the engine step hands the token out.
+  on for this), else the time the engine step hands the token out. "per request": the median of
+  each request's own (tokens - 1) / (last - first), the speed one client sees in a batch. Both move
+  with the batch's make-up (requests that end early leave a smaller batch) and with other work on
+  the machine; the processor time below is the direct measure of a constraint's cost.
 - TTFT: from the call (the chunk's submission for vLLM) to the first token, building the processor
   or grammar included. Each mode starts cold (constrain's compile cache is emptied, each vLLM backend
   has its own engine, vLLM's prefix cache is off); its sampling runs follow its greedy run.
@@ -673,7 +676,6 @@ def run_vllm(modes, items, runs, args, records: list[Record], tokenizer) -> None
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     processor = instrument_vllm()
-    logging.getLogger("vllm.v1.structured_output").addHandler(GRAMMAR_ERRORS)
     groups = []  # (backend or None, modes sharing that engine)
     ours = [m for m in modes if m in ("vllm:none", "vllm:constrain")]
     if ours:
@@ -691,6 +693,10 @@ def run_vllm(modes, items, runs, args, records: list[Record], tokenizer) -> None
             for mode in group:
                 _all_failed(mode, items, runs, args, f"engine failed to start: {_short_error(exc)}", records)
             continue
+        # after the engine starts: vLLM configures its logging again then, dropping handlers added before
+        so_logger = logging.getLogger("vllm.v1.structured_output")
+        if GRAMMAR_ERRORS not in so_logger.handlers:
+            so_logger.addHandler(GRAMMAR_ERRORS)
         try:
             for mode in group:  # warm-up (tokenizer tables, backend and vocabulary set-up), not measured
                 warm_ids = prompt_ids(tokenizer, Item("warm-up", True, WARM_UP[0]["content"]))
@@ -791,6 +797,8 @@ def summarise(records: list[Record]) -> list[dict]:
             if tokens > 0 and span > 0:
                 decode_tokens += tokens
                 decode_time += span
+        per_request = [(r.tokens - 1) / (r.last - r.first) for r in ok
+                       if r.first is not None and r.tokens > 1 and r.last > r.first]
         proc = PROC.samples.get(key, [])
         n = len(recs)
         rows.append({
@@ -798,6 +806,7 @@ def summarise(records: list[Record]) -> list[dict]:
             "errors": n - len(ok),
             "fallbacks": sum(1 for r in recs if r.note),
             "decode_tok_s": decode_tokens / decode_time if decode_time else None,
+            "request_tok_s_p50": percentile(per_request, 50),
             "mean_tokens": statistics.fmean(r.tokens for r in ok) if ok else None,
             "ttft_p50_ms": _ms(percentile([r.first for r in ok if r.first is not None], 50)),
             "ttft_p99_ms": _ms(percentile([r.first for r in ok if r.first is not None], 99)),
@@ -820,13 +829,13 @@ def _fmt(value, spec: str, dash: str = "—") -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["mode", "batch", "decoding", "n", "decode tok/s", "TTFT p50 ms", "proc µs/tok p50", "p99",
-            "tokens", "parse", "valid", "cut", "errors"]
+    head = ["mode", "batch", "decoding", "n", "decode tok/s", "per request", "TTFT p50 ms", "proc µs/tok p50",
+            "p99", "tokens", "parse", "valid", "cut", "errors"]
     lines = [head]
     for r in rows:
         errors = str(r["errors"]) + (f" (+{r['fallbacks']} fallback)" if r["fallbacks"] else "")
         lines.append([r["mode"], str(r["batch"]), r["decoding"], str(r["requests"]),
-                      _fmt(r["decode_tok_s"], ".1f"), _fmt(r["ttft_p50_ms"], ".0f"),
+                      _fmt(r["decode_tok_s"], ".1f"), _fmt(r["request_tok_s_p50"], ".1f"), _fmt(r["ttft_p50_ms"], ".0f"),
                       _fmt(r["proc_us_p50"], ".1f"), _fmt(r["proc_us_p99"], ".0f"), _fmt(r["mean_tokens"], ".0f"),
                       _fmt(r["parse_share"], ".0%"), _fmt(r["valid_share"], ".0%"), _fmt(r["cut_share"], ".0%"),
                       errors])
