@@ -25,10 +25,12 @@ Modes (``--modes`` takes names or engine names, e.g. ``vllm,llama_cpp:constrain`
 - ``vllm:none``, ``vllm:constrain`` (``constrain.vllm.JSONLogitsProcessor``; a request opts in with
   ``extra_args={"json_schema": ...}``; the two share one engine), ``vllm:xgrammar``,
   ``vllm:guidance``, ``vllm:outlines`` (vLLM's structured outputs, one engine per backend, started
-  and shut down in turn, outlines last), each at every batch size of ``--batch-sizes``: the requests
-  (the prompts, repeated in order up to the batch size when there are fewer) go in chunks of that
-  many, each request with its own schema. Greedy at every batch size; the seeded sampling runs at
-  the ``--sample-batches`` sizes only (time: a vLLM step takes ~140 ms here).
+  and shut down in turn; outlines last: a regex compile that runs past vLLM's 5 s time-out fails
+  the request but goes on in a thread, taking CPU from everything after it), each at every batch
+  size of ``--batch-sizes``: the requests (the prompts, repeated in order up to the batch size when
+  there are fewer) go in chunks of that many, each request with its own schema. Greedy at every
+  batch size; the seeded sampling runs at the ``--sample-batches`` sizes only (time: a vLLM step
+  takes ~130 ms here).
 
 Measured per mode, batch size and decoding:
 
@@ -77,6 +79,7 @@ import sys
 import time
 import traceback
 import warnings
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -526,10 +529,10 @@ def _timed_method(fn, when=None):
 def instrument_vllm():
     """Clock vLLM's structured-output work and return constrain's processor class to load.
 
-    constrain's processor: a subclass timing ``update_state`` + ``apply``; where constrain is also
-    installed as a ``vllm.logits_processors`` plugin, vLLM builds the plugin's instance first and only
-    that one works (one active processor per engine), so the class itself is timed and nothing extra
-    is passed (None)."""
+    constrain's processor: a subclass timing ``update_state`` + ``apply``; where constrain is
+    installed as a ``vllm.logits_processors`` plugin (pyproject's entry point), vLLM builds the
+    plugin's instance first and only that one works (one active processor per engine), so the class
+    itself is timed and nothing extra is passed (None)."""
     import vllm.v1.structured_output as so
     import vllm.v1.worker.gpu_model_runner as runner
 
@@ -549,9 +552,10 @@ def instrument_vllm():
 
     plugins = importlib.metadata.entry_points(group="vllm.logits_processors")
     if any(ep.value.split(":")[0] == "constrain.vllm" for ep in plugins):
-        active = lambda self: self.active  # noqa: E731
-        cv.JSONLogitsProcessor.apply = _timed_method(cv.JSONLogitsProcessor.apply, active)
-        cv.JSONLogitsProcessor.update_state = _timed_method(cv.JSONLogitsProcessor.update_state, active)
+        # the plugin is in every engine, the peers' too: count only an instance with constrained rows
+        working = lambda self: self.active and bool(self.rows)  # noqa: E731
+        cv.JSONLogitsProcessor.apply = _timed_method(cv.JSONLogitsProcessor.apply, working)
+        cv.JSONLogitsProcessor.update_state = _timed_method(cv.JSONLogitsProcessor.update_state, working)
         return None
 
     class TimedJSONLogitsProcessor(cv.JSONLogitsProcessor):
@@ -981,9 +985,9 @@ def main(argv=None) -> int:
     elapsed = time.perf_counter() - started
     print(table(rows))
     print(f"\n{len(items)} prompts x {len(runs)} runs, max_tokens {args.max_tokens}, {elapsed:.0f} s")
-    for rec in records:
-        if rec.error or rec.note:
-            print(f"  {rec.mode} b{rec.batch} {rec.decoding} {rec.item}: {rec.error or rec.note}")
+    problems = Counter((rec.mode, rec.item, rec.error or rec.note) for rec in records if rec.error or rec.note)
+    for (mode, item, problem), count in problems.items():
+        print(f"  {mode} {item} (x{count}): {problem.split('. ')[0][:160]}")
     if args.out is not None:
         result = {
             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
