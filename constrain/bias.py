@@ -57,7 +57,7 @@ class Biases:
         mask = matcher.mask()  # may wedge the matcher (an automaton limit): key it again
         key = (matcher.index.serial, EOS_ONLY if matcher.done else matcher.state, width, *extra)
         vec = self.build(mask, width, *extra)
-        size = width * 4
+        size = vec.nbytes
         with self._lock:
             if key not in self._kept:
                 self._kept[key] = (vec, size)

@@ -23,7 +23,6 @@ class JSONLogitsProcessor:
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_transformers(tokenizer, model=model, eos_ids=_stop_ids(tokenizer, model))
         self._fresh = Matcher(self.grammar, self.vocab)
-        self._biases = TORCH
         self.reset()
 
     def reset(self) -> None:
@@ -34,7 +33,7 @@ class JSONLogitsProcessor:
     def __call__(self, input_ids, scores):
         self._follow(input_ids)
         width, device, dtype = scores.shape[-1], scores.device, scores.dtype
-        biases = [self._biases.get(m, width, device, dtype) for m in self.matchers]
+        biases = [TORCH.get(m, width, device, dtype) for m in self.matchers]
         if len(biases) == 1:
             return scores + biases[0]
         import torch
@@ -48,8 +47,7 @@ class JSONLogitsProcessor:
         prev = self._ids
         self._ids = input_ids
         if prev is None or input_ids.shape[1] != prev.shape[1] + 1:
-            self.matchers = [self._fresh.fork() for _ in range(input_ids.shape[0])]
-            return
+            return self._start(input_ids.shape[0])
         if input_ids.shape[0] == prev.shape[0] and torch.equal(input_ids[:, :-1], prev):
             parents = list(range(len(self.matchers)))
         else:
@@ -57,8 +55,7 @@ class JSONLogitsProcessor:
             for row in input_ids[:, :-1]:
                 hit = (prev == row).all(dim=1).nonzero()
                 if hit.numel() == 0:  # not a continuation of last step: a new prompt
-                    self.matchers = [self._fresh.fork() for _ in range(input_ids.shape[0])]
-                    return
+                    return self._start(input_ids.shape[0])
                 parents.append(int(hit[0]))
         taken: set[int] = set()
         matchers = []
@@ -68,6 +65,10 @@ class JSONLogitsProcessor:
         for m, token in zip(matchers, input_ids[:, -1].tolist()):
             m.advance(token)
         self.matchers = matchers
+
+    def _start(self, rows: int) -> None:
+        """A new prompt: every row at the grammar's start."""
+        self.matchers = [self._fresh.fork() for _ in range(rows)]
 
 
 def _stop_ids(tokenizer, model) -> set[int] | None:

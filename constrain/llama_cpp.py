@@ -2,7 +2,8 @@
 
 llama-cpp-python hands the processor every token so far (prompt included) and the scores of the
 next position, one sequence at a time, one new token per call while it generates; anything else
-(fewer tokens, other tokens, several new ones: the next turn of a chat) is a new prompt. The sequence itself is a ``Matcher`` (the wedge guard and EOS rule);
+(fewer tokens, other tokens, several new ones: the next turn of a chat) is a new prompt. The
+sequence itself is a ``Matcher`` (the wedge guard and EOS rule);
 a warm step adds the state's ready 0/-inf vector to the scores in place.
 """
 
@@ -22,7 +23,6 @@ class JSONLogitsProcessor:
         self.grammar = as_grammar(schema_or_grammar, compile_options)
         self.vocab = vocab or Vocabulary.from_llama(llm)
         self.matcher = Matcher(self.grammar, self.vocab)
-        self._biases = NUMPY
         self._seen = np.zeros(0, dtype=np.int64)  # the tokens of the last call, prompt included
         self._prompt_len = 0
 
@@ -41,7 +41,7 @@ class JSONLogitsProcessor:
             self.matcher.reset()
             self._prompt_len = len(ids)
         self._seen = ids.copy()
-        bias = self._biases.get(self.matcher, scores.shape[-1], scores.dtype)
+        bias = NUMPY.get(self.matcher, scores.shape[-1], scores.dtype)
         if scores.flags.writeable:
             scores += bias
             return scores

@@ -100,7 +100,6 @@ class JSONLogitsProcessor(LogitsProcessor):
         self._config = vllm_config  # held, so its id stays this engine's while we live
         self.device = device
         self.rows: dict[int, _Row] = {}
-        self._biases = TORCH
         self._vocab: Vocabulary | None = None
         self._model_config = vllm_config.model_config
 
@@ -158,7 +157,7 @@ class JSONLogitsProcessor(LogitsProcessor):
             return logits
         width = logits.shape[-1]
         order = sorted(self.rows)
-        biases = [self._biases.get(self.rows[i].catch_up(), width, logits.device, logits.dtype) for i in order]
+        biases = [TORCH.get(self.rows[i].catch_up(), width, logits.device, logits.dtype) for i in order]
         stacked = torch.stack(biases)
         if len(order) == logits.shape[0] and order[-1] == len(order) - 1:
             logits += stacked
