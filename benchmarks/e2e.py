@@ -1,7 +1,8 @@
 """End-to-end generation benchmark: SmolLM2-135M-Instruct on this CPU, constrain beside its peers.
 
     python benchmarks/e2e.py --maskbench ../shared/maskbench/dev [--maskbench-count 2] [--modes M,...]
-        [--max-tokens 80] [--samples 1] [--batch-sizes 1,8,32] [--sample-batches 8] [--threads 1]
+        [--max-tokens 80] [--samples 1] [--batch-sizes 1,8,32] [--sample-batches 8] [--repeats 1]
+        [--separate-engines] [--threads 1] [--device cpu]
         [--hf-folder .cache/smollm2-hf] [--out results.json] [--plot DIR] [--quick]
 
 Every mode gets the same prompts and schemas: five fixed ones (the itinerary to "Lençóis
@@ -23,14 +24,18 @@ Modes (``--modes`` takes names or engine names, e.g. ``vllm,llama_cpp:constrain`
   float32 model of the Hugging Face folder made from the GGUF (llama-cpp-python runs the GGUF's Q4_1
   weights, so its texts differ);
 - ``vllm:none``, ``vllm:constrain`` (``constrain.vllm.JSONLogitsProcessor``; a request opts in with
-  ``extra_args={"json_schema": ...}``; the two share one engine), ``vllm:xgrammar``,
-  ``vllm:guidance``, ``vllm:outlines`` (vLLM's structured outputs, one engine per backend, started
-  and shut down in turn; outlines last: a regex compile that runs past vLLM's 5 s time-out fails
-  the request but goes on in a thread, taking CPU from everything after it), each at every batch
-  size of ``--batch-sizes``: the requests (the prompts, repeated in order up to the batch size when
-  there are fewer) go in chunks of that many, each request with its own schema. Greedy at every
-  batch size; the seeded sampling runs at the ``--sample-batches`` sizes only (time: a vLLM step
-  takes ~130 ms here).
+  ``extra_args={"json_schema": ...}``), ``vllm:xgrammar``, ``vllm:guidance``, ``vllm:outlines``
+  (vLLM's structured outputs), each at every batch size of ``--batch-sizes``: the requests (the
+  prompts, repeated in order up to the batch size when there are fewer) go in chunks of that many,
+  each request with its own schema. One engine per backend, started and shut down in turn (outlines
+  last: a regex compile that runs past vLLM's 5 s time-out fails the request but goes on in a
+  thread, taking CPU from everything after it). constrain's processor is loaded in each of them,
+  and ``vllm:none`` and ``vllm:constrain`` run in each backend's engine, labelled
+  ``vllm:constrain@xgrammar`` and so on, their chunks taking turns with the backend's (the order
+  rotated chunk by chunk), so that the machine's drift falls on both alike; ``--separate-engines``
+  gives constrain an engine of its own instead. ``--repeats`` runs each batch several times. Greedy
+  at every batch size; the seeded sampling runs at the ``--sample-batches`` sizes only (time: a
+  vLLM step takes ~130 ms here).
 
 Measured per mode, batch size and decoding:
 
@@ -42,7 +47,10 @@ Measured per mode, batch size and decoding:
   on for this), else the time the engine step hands the token out. "per request": the median of
   each request's own (tokens - 1) / (last - first), the speed one client sees in a batch. Both move
   with the batch's make-up (requests that end early leave a smaller batch) and with other work on
-  the machine; the processor time below is the direct measure of a constraint's cost.
+  the machine. "full batch" (vLLM): the batch size over the median time of an engine step in which
+  every request of the chunk got a token and none its first (prefill left out): the throughput at
+  that batch size whatever the outputs' lengths, the figure to compare modes by; the processor
+  time below is the direct measure of a constraint's cost.
 - TTFT: from the call (the chunk's submission for vLLM) to the first token, building the processor
   or grammar included. Each mode starts cold (constrain's compile cache is emptied, each vLLM backend
   has its own engine, vLLM's prefix cache is off); its sampling runs follow its greedy run.
@@ -68,6 +76,7 @@ import gc
 import hashlib
 import html
 import importlib.metadata
+import itertools
 import json
 import logging
 import os
@@ -321,6 +330,8 @@ class ProcClock:
 
 
 PROC = ProcClock()
+CHUNKS = itertools.count()  # vLLM chunk numbers, unique across modes
+STEPS: dict[tuple, list[tuple[float, int, int]]] = {}  # vLLM: (seconds, rows served, rows' first tokens) per step
 
 
 class Stamps:
@@ -462,7 +473,7 @@ def run_transformers(modes, items, runs, args, records: list[Record]) -> None:
     from constrain.hf import JSONLogitsProcessor
 
     tok = AutoTokenizer.from_pretrained(str(args.hf_folder))
-    model = AutoModelForCausalLM.from_pretrained(str(args.hf_folder), dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(args.hf_folder), dtype=torch.float32).to(args.device)
     model.eval()
     vocab = JSONLogitsProcessor(True, tok, model=model).vocab  # built once, outside the clock
     eos = model.generation_config.eos_token_id
@@ -470,7 +481,7 @@ def run_transformers(modes, items, runs, args, records: list[Record]) -> None:
     eos.add(tok.eos_token_id)
     pad = tok.pad_token_id if tok.pad_token_id is not None else next(iter(eos))
     with torch.inference_mode():  # warm-up
-        warm = torch.tensor([prompt_ids(tok, Item("warm-up", True, WARM_UP[0]["content"]))])
+        warm = torch.tensor([prompt_ids(tok, Item("warm-up", True, WARM_UP[0]["content"]))], device=args.device)
         model.generate(input_ids=warm, attention_mask=torch.ones_like(warm), max_new_tokens=4, do_sample=False,
                        pad_token_id=pad)
     for mode in modes:
@@ -484,7 +495,7 @@ def run_transformers(modes, items, runs, args, records: list[Record]) -> None:
                 rec = Record(mode, item.name, item.source, run.decoding, seed, 1, chunk)
                 chunk += 1
                 stamps = Stamps()
-                ids = torch.tensor([prompt_ids(tok, item)])
+                ids = torch.tensor([prompt_ids(tok, item)], device=args.device)
                 sampling = {"do_sample": False} if seed is None else {
                     "do_sample": True, "temperature": args.temperature, "top_k": 0, "top_p": 1.0}
                 t0 = time.perf_counter()
@@ -645,9 +656,11 @@ def _vllm_chunk(llm, mode, requests, args, next_id, bar=None) -> None:
     constrained = mode != "vllm:none"
     while engine.has_unfinished_requests():
         PROC.step_ns = 0
+        t_step = time.perf_counter()
         outputs = engine.step()
+        step_s = time.perf_counter() - t_step
         now = time.monotonic() - t0
-        rows = 0
+        rows = firsts = 0
         for out in outputs:
             rec = live.get(out.request_id)
             if rec is None:
@@ -655,6 +668,7 @@ def _vllm_chunk(llm, mode, requests, args, next_id, bar=None) -> None:
             completion = out.outputs[0] if out.outputs else None
             if completion is not None and completion.token_ids:
                 rows += 1
+                firsts += rec.first is None
                 rec.tokens += len(completion.token_ids)
                 rec.text += completion.text
                 rec.first = now if rec.first is None else rec.first
@@ -674,28 +688,37 @@ def _vllm_chunk(llm, mode, requests, args, next_id, bar=None) -> None:
                     bar.update(1)
         if constrained and PROC.step_ns:
             PROC.add(PROC.step_ns, rows)
+        if PROC.key is not None and rows:
+            STEPS.setdefault(PROC.key, []).append((step_s, rows, firsts))
+
+
+def vllm_engines(modes: list[str], separate: bool) -> list[tuple[str | None, list[str]]]:
+    """(backend or None, the modes one engine serves). By default constrain's modes run in each
+    backend's engine too, their chunks alternating with the backend's: the machine's drift then
+    falls on both alike. ``separate``: constrain's modes in an engine of their own."""
+    ours = [m for m in modes if m in ("vllm:none", "vllm:constrain")]
+    backends = [m for m in modes if m.split(":")[1] in VLLM_BACKENDS]
+    if separate or not backends:
+        return ([(None, ours)] if ours else []) + [(m.split(":")[1], [m]) for m in backends]
+    return [(m.split(":")[1], ours + [m]) for m in backends]
 
 
 def run_vllm(modes, items, runs, args, records: list[Record], tokenizer) -> None:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     processor = instrument_vllm()
-    groups = []  # (backend or None, modes sharing that engine)
-    ours = [m for m in modes if m in ("vllm:none", "vllm:constrain")]
-    if ours:
-        groups.append((None, ours))
-    groups += [(m.split(":")[1], [m]) for m in modes if m.split(":")[1] in VLLM_BACKENDS]
     ids = {item.name: prompt_ids(tokenizer, item) for item in items}
     next_id = _Ids()
-    for backend, group in groups:
+    for backend, group in vllm_engines(modes, args.separate_engines):
+        labels = {m: m if backend is None or m.endswith(backend) else f"{m}@{backend}" for m in group}
         _cold_start()
-        print(f"[e2e] starting vLLM engine for {', '.join(group)}", file=sys.stderr, flush=True)
+        print(f"[e2e] starting vLLM engine for {', '.join(labels.values())}", file=sys.stderr, flush=True)
         try:
             llm = _make_engine(backend, processor, args)
         except Exception as exc:
             traceback.print_exc()
-            for mode in group:
-                _all_failed(mode, items, runs, args, f"engine failed to start: {_short_error(exc)}", records)
+            for label in labels.values():
+                _all_failed(label, items, runs, args, f"engine failed to start: {_short_error(exc)}", records)
             continue
         # after the engine starts: vLLM configures its logging again then, dropping handlers added before
         so_logger = logging.getLogger("vllm.v1.structured_output")
@@ -706,32 +729,36 @@ def run_vllm(modes, items, runs, args, records: list[Record], tokenizer) -> None
                 warm_ids = prompt_ids(tokenizer, Item("warm-up", True, WARM_UP[0]["content"]))
                 warm = [(Record(mode, "warm-up", "", "greedy", None, 1, -1), warm_ids, {"type": "boolean"})]
                 _vllm_chunk(llm, mode, warm, argparse.Namespace(max_tokens=4, temperature=0.0), next_id)
-            for mode in group:
-                for batch in args.batch_sizes:
-                    _vllm_mode_batch(llm, mode, batch, items, runs, args, ids, next_id, records)
+            for batch in args.batch_sizes:
+                _vllm_batch(llm, labels, batch, items, runs, args, ids, next_id, records)
         finally:
             _shutdown(llm)
             llm = None
 
 
-def _vllm_mode_batch(llm, mode, batch, items, runs, args, ids, next_id, records) -> None:
+def _vllm_batch(llm, labels, batch, items, runs, args, ids, next_id, records) -> None:
+    """Every mode of the engine at one batch size: chunk by chunk, the modes taking turns (rotated)."""
     if batch not in args.sample_batches:
         runs = [run for run in runs if run.decoding == "greedy"]
     n = max(len(items), batch)
-    bar = _progress(n * len(runs), f"{mode} batch {batch}")
-    chunk = 0
+    planned = [items[j % len(items)] for j in range(n)]
+    modes = list(labels)
+    bar = _progress(n * len(runs) * args.repeats * len(modes), f"{'/'.join(labels.values())} batch {batch}")
+    turn = 0
     for run in runs:
-        PROC.key = (mode, batch, run.decoding)
-        planned = [items[j % len(items)] for j in range(n)]
-        for start in range(0, n, batch):
-            requests = []
-            for j in range(start, min(start + batch, n)):
-                item = planned[j]
-                rec = Record(mode, item.name, item.source, run.decoding, run.seed(j), batch, chunk)
-                records.append(rec)
-                requests.append((rec, ids[item.name], item.schema))
-            _vllm_chunk(llm, mode, requests, args, next_id, bar)
-            chunk += 1
+        for _ in range(args.repeats):
+            for start in range(0, n, batch):
+                for mode in modes[turn % len(modes):] + modes[:turn % len(modes)]:
+                    PROC.key = (labels[mode], batch, run.decoding)
+                    requests = []
+                    for j in range(start, min(start + batch, n)):
+                        item = planned[j]
+                        rec = Record(labels[mode], item.name, item.source, run.decoding, run.seed(j), batch,
+                                     next(CHUNKS))
+                        records.append(rec)
+                        requests.append((rec, ids[item.name], item.schema))
+                    _vllm_chunk(llm, mode, requests, args, next_id, bar)
+                turn += 1
     PROC.key = None
     bar.close()
 
@@ -782,11 +809,16 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def summarise(records: list[Record]) -> list[dict]:
     rows = []
-    keys = []
+    keys, runs, modes = [], [], []  # first seen, for an order by batch and decoding, then mode
     for rec in records:
         key = (rec.mode, rec.batch, rec.decoding)
         if key not in keys:
             keys.append(key)
+        for seen, value in ((runs, key[1:]), (modes, rec.mode)):
+            if value not in seen:
+                seen.append(value)
+    keys.sort(key=lambda k: (modes.index(k[0]) if k[0].startswith(("llama", "transformers")) else len(modes),
+                             runs.index(k[1:]), modes.index(k[0])))
     for key in keys:
         recs = [r for r in records if (r.mode, r.batch, r.decoding) == key]
         ok = [r for r in recs if not r.error]
@@ -804,6 +836,7 @@ def summarise(records: list[Record]) -> list[dict]:
         per_request = [(r.tokens - 1) / (r.last - r.first) for r in ok
                        if r.first is not None and r.tokens > 1 and r.last > r.first]
         proc = PROC.samples.get(key, [])
+        full = [s for s, rows, firsts in STEPS.get(key, []) if rows == key[1] and not firsts]
         n = len(recs)
         rows.append({
             "mode": key[0], "batch": key[1], "decoding": key[2], "requests": n,
@@ -811,6 +844,8 @@ def summarise(records: list[Record]) -> list[dict]:
             "fallbacks": sum(1 for r in recs if r.note),
             "decode_tok_s": decode_tokens / decode_time if decode_time else None,
             "request_tok_s_p50": percentile(per_request, 50),
+            "full_steps": len(full), "full_step_ms_p50": _ms(percentile(full, 50)),
+            "full_tok_s": key[1] / percentile(full, 50) if full else None,
             "mean_tokens": statistics.fmean(r.tokens for r in ok) if ok else None,
             "ttft_p50_ms": _ms(percentile([r.first for r in ok if r.first is not None], 50)),
             "ttft_p99_ms": _ms(percentile([r.first for r in ok if r.first is not None], 99)),
@@ -833,13 +868,14 @@ def _fmt(value, spec: str, dash: str = "—") -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["mode", "batch", "decoding", "n", "decode tok/s", "per request", "TTFT p50 ms", "proc µs/tok p50",
+    head = ["mode", "batch", "decoding", "n", "decode tok/s", "per request", "full batch", "TTFT p50 ms", "proc µs/tok p50",
             "p99", "tokens", "parse", "valid", "cut", "errors"]
     lines = [head]
     for r in rows:
         errors = str(r["errors"]) + (f" (+{r['fallbacks']} fallback)" if r["fallbacks"] else "")
         lines.append([r["mode"], str(r["batch"]), r["decoding"], str(r["requests"]),
-                      _fmt(r["decode_tok_s"], ".1f"), _fmt(r["request_tok_s_p50"], ".1f"), _fmt(r["ttft_p50_ms"], ".0f"),
+                      _fmt(r["decode_tok_s"], ".1f"), _fmt(r["request_tok_s_p50"], ".1f"),
+                      _fmt(r["full_tok_s"], ".1f"), _fmt(r["ttft_p50_ms"], ".0f"),
                       _fmt(r["proc_us_p50"], ".1f"), _fmt(r["proc_us_p99"], ".0f"), _fmt(r["mean_tokens"], ".0f"),
                       _fmt(r["parse_share"], ".0%"), _fmt(r["valid_share"], ".0%"), _fmt(r["cut_share"], ".0%"),
                       errors])
@@ -867,7 +903,7 @@ def plot(rows: list[dict], folder: Path) -> list[Path]:
         if not shown:
             continue
         labels = [f"{r['mode']} b{r['batch']} {r['decoding']}" for r in shown]
-        colours = ["tab:blue" if "constrain" in r["mode"] else "tab:gray" if r["mode"].endswith(":none")
+        colours = ["tab:blue" if "constrain" in r["mode"] else "tab:gray" if ":none" in r["mode"]
                    else "tab:orange" for r in shown]
         fig, ax = plt.subplots(figsize=(9, 0.3 * len(shown) + 1.2))
         ax.barh(range(len(shown)), [r[field_name] for r in shown], color=colours)
@@ -923,6 +959,11 @@ def parse_args(argv=None):
     p.add_argument("--sample-batches", default=None,
                    help="vLLM batch sizes that get the seeded sampling runs too ('all', or a comma list; default 8, "
                         "or the largest batch size when 8 is not one); the others are greedy only")
+    p.add_argument("--repeats", type=int, default=1, help="vLLM: run each batch this many times (default 1)")
+    p.add_argument("--separate-engines", action="store_true",
+                   help="vLLM: constrain's modes in an engine of their own instead of taking turns with each "
+                        "backend's in that backend's engine")
+    p.add_argument("--device", default="cpu", help="transformers' device (default cpu; vLLM picks its own)")
     p.add_argument("--context", type=int, default=1024, help="context length (vLLM max_model_len, llama.cpp n_ctx)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads per engine (default 1: steadier where other work shares the machine; llama.cpp's "

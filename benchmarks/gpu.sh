@@ -18,9 +18,8 @@ out="${2:-gpu-results}"
 shift $(( $# > 2 ? 2 : $# ))
 mkdir -p "$out"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# constrain.vllm implements the V1 model runner's logits-processor interface; vLLM 0.32 on CUDA
-# defaults to Model Runner V2, whose interface differs.
-export VLLM_USE_V2_MODEL_RUNNER=0
+# vLLM 0.32 on CUDA runs Model Runner V2 by default (constrain.vllm implements both runners'
+# interfaces); VLLM_USE_V2_MODEL_RUNNER=0 bash benchmarks/gpu.sh ... measures the V1 runner instead.
 nvidia-smi -L || true
 if ! ls "$folder"/*.safetensors >/dev/null 2>&1; then
   random="$folder-random"
