@@ -95,14 +95,17 @@ class LazyDFA:
         self._lock = threading.Lock()
         frags = program.fragments
         costly = [f.costs_depth for f in frags]
-        self._costs = bytes(map(costly.__getitem__, program.owner))  # per program state
+        # per program state, the written ones then each counted block's (never a fragment's final
+        # state, and not simple: a counted state may leave its block)
+        self._costs = bytes(map(costly.__getitem__, program.owner)) + b"".join(
+            (b"\x01" if costly[block.owner] else b"\x00") * block.size for block in program.counted)
         is_final = bytearray(program.size)
         for f in frags:
             is_final[f.final] = 1
         self._is_final = bytes(is_final)
         # states whose closure is themselves: byte edges only, not a fragment's final state
         self._simple = bytes([1 if edges and not eps and not calls and not final else 0 for edges, eps, calls, final
-                              in zip(program.edges, program.eps, program.calls, is_final)])
+                              in zip(*program.written_rows(), is_final)]) + bytes(program.size - program.written)
         root = program.fragments[program.root]
         self.start = self._intern(self._close_one(self._push(EMPTY, root.start)))
 

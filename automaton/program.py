@@ -11,11 +11,15 @@ fragments that lie on a call cycle, so the set of configurations stays finite.
 which is what makes every reachable state of the automaton completable (no dead ends). A block of
 states known to finish exactly when one witness state does (``finishes_like``: a long ``maxLength``
 string is tens of thousands of states) is settled by that witness, and its edges are not analysed.
+A counted block (``automaton.counted``) is not even written: its states are numbered after the
+written ones and made when asked for, and its liveness is arithmetic.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .counted import CountedBlock, Rows
 
 
 class ProgramTooLarge(Exception):
@@ -47,11 +51,14 @@ class Program:
         self.root = -1
         self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
         self.plain_forever: set[int] = set()  # see reads_plain_forever
+        self.counted: list[CountedBlock] = []  # numbered after the written states by ``finish``
+        self._entries: list[tuple[int, CountedBlock]] = []
+        self._counted_states = 0
         self._live: list[bytearray] | None = None
 
     # -- building ---------------------------------------------------------------------------
     def new_state(self, fragment: int) -> int:
-        if len(self.edges) >= self.max_states:
+        if len(self.edges) + self._counted_states >= self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         self.edges.append([])
         self.eps.append([])
@@ -61,7 +68,7 @@ class Program:
 
     def new_states(self, fragment: int, count: int) -> range:
         """``count`` new states of ``fragment`` at once (a scalar automaton's states)."""
-        if len(self.edges) + count > self.max_states:
+        if len(self.edges) + self._counted_states + count > self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         first = len(self.edges)
         self.edges += [[] for _ in range(count)]
@@ -106,6 +113,14 @@ class Program:
         if len(states):
             self.blocks.append((states.start, states.stop, witness))
 
+    def counted_block(self, src: int, block: CountedBlock) -> None:
+        """Enter ``block`` from ``src`` (an epsilon move to its start once it is numbered)."""
+        self._counted_states += block.size
+        if len(self.edges) + self._counted_states > self.max_states:
+            raise ProgramTooLarge(f"more than {self.max_states} automaton states")
+        self.counted.append(block)
+        self._entries.append((src, block))
+
     def reads_plain_forever(self, states) -> None:
         """Declare that from each of ``states`` any plain text (``automaton.plain``) is read, however
         long, staying among them (an additional key's states, a pattern's ``.*``): the token index
@@ -114,12 +129,30 @@ class Program:
 
     @property
     def size(self) -> int:
-        return len(self.edges)
+        """States, written and counted."""
+        return len(self.owner) + self._counted_states
+
+    @property
+    def written(self) -> int:
+        """States written out (numbered first; the counted blocks' follow)."""
+        return len(self.owner)
+
+    def written_rows(self) -> tuple[tuple, tuple, tuple]:
+        """The edges, epsilon moves and calls of the written states (after ``finish``)."""
+        if not self.counted:
+            return self.edges, self.eps, self.calls
+        return self.edges.written, self.eps.written, self.calls.written
 
     # -- analysis ---------------------------------------------------------------------------
     def finish(self, root: int) -> None:
         """Mark recursive fragments and compute liveness; call once, after building."""
         self.root = root
+        first = len(self.owner)
+        for block in self.counted:
+            block.first, first = first, first + block.size
+            self.plain_forever.update(block.plain_forever())
+        for src, block in self._entries:
+            self.eps[src].append(block.entry)
         # frozen into tuples of tuples: the garbage collector stops tracking them (a list of a
         # million states would be walked by every full collection, tens of milliseconds each)
         self.edges = tuple(map(tuple, self.edges))
@@ -128,6 +161,9 @@ class Program:
         self.owner = tuple(self.owner)
         self._mark_recursive()
         self._live = self._liveness()
+        if self.counted:
+            self.edges, self.eps, self.calls = (Rows(rows, self.counted, kind) for rows, kind in (
+                (self.edges, "edges_of"), (self.eps, "eps_of"), (self.calls, "calls_of")))
 
     def _mark_recursive(self) -> None:
         """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative)."""
@@ -194,6 +230,9 @@ class Program:
         rep = list(range(n))  # a block's states are represented by its witness
         for first, stop, witness in self.blocks:
             rep[first:stop] = [witness] * (stop - first)
+        for block in self.counted:  # entered at its start, which finishes when its exit does
+            rep.append(block.exit)
+        entered = {block.entry: n + i for i, block in enumerate(self.counted)}
         preds: list[list[int]] = [[] for _ in range(n)]
         by_return: dict[int, list[tuple[int, int]]] = {}
         by_callee: dict[int, list[tuple[int, int]]] = {}
@@ -202,7 +241,7 @@ class Program:
             for _, _, t in edges[s]:
                 preds[rep[t]].append(s)
             for t in eps[s]:
-                preds[rep[t]].append(s)
+                preds[rep[entered.get(t, t)]].append(s)
             for g, r in calls[s]:
                 by_return.setdefault(rep[r], []).append((s, g))
                 by_callee.setdefault(g, []).append((s, rep[r]))
@@ -230,7 +269,7 @@ class Program:
                             live[s] = 1
                             todo.append(s)
 
-        live = bytearray(n)
+        live = bytearray(self.size)
         finals = list({f.final for f in frags})
         for t in finals:
             live[t] = 1
@@ -252,10 +291,14 @@ class Program:
                         todo.append(s)
             propagate(live, todo, below)
             levels.append(live)
+        counted = [(block.first, block.first + block.size, block.exit, block.live_bytes()) for block in self.counted]
         for live in levels:
             for first, stop, witness in self.blocks:
                 if live[witness]:
                     live[first:stop] = b"\x01" * (stop - first)
+            for first, stop, witness, states in counted:
+                if live[witness]:
+                    live[first:stop] = states
         while len(levels) <= self.max_depth:
             levels.append(levels[-1])
         return levels
@@ -266,7 +309,7 @@ class Program:
         for first, stop, _ in sorted(self.blocks):
             yield from range(start, first)
             start = stop
-        yield from range(start, len(self.edges))
+        yield from range(start, len(self.owner))
 
     def live(self, depth: int) -> bytearray:
         assert self._live is not None, "Program.finish() was not called"

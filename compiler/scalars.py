@@ -6,7 +6,10 @@ import json
 
 from . import chardfa
 from .chardfa import CharDFA
+from automaton.counted import UNREACHABLE, CountedBlock
+
 from .context import where
+from .counting import counter_distances
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_dfa
 from .merge import json_in
@@ -97,17 +100,55 @@ class ScalarLowering:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
             dfa = dfa or chardfa.any_string()
-            if lo or hi is not None:
+            dist = counter_distances(dfa, lo, hi, SURROGATES) if lo or hi is not None else None
+            if dist is None and (lo or hi is not None):
                 dfa = chardfa.with_length(dfa, lo, hi)
         except OverflowError as exc:
             raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         except SchemaError as exc:
             exc.via = slot.via
             raise
-        if dfa.is_empty:
+        if dfa.is_empty if dist is None else dist[dfa.start] > (UNREACHABLE - 1 if hi is None else hi):
             self.never(slot, "no string satisfies pattern/format/length")
             return
-        self.quoted(dfa, src, dst, literal=False)
+        if dist is None:
+            self.quoted(dfa, src, dst, literal=False)
+            return
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.counted_string(dfa, dist, lo, hi, open_, close)
+        self.prog.text(close, b'"', dst)
+
+    def counted_string(self, dfa: CharDFA, dist: list[int], lo: int, hi: int | None, src: int, dst: int) -> None:
+        """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block (``compiler.counting``):
+        the template is the automaton lowered once, its targets template states."""
+        plans: dict = {}
+        edges, calls = [], []
+        for row in dfa.edges:
+            row_edges, row_calls = [], []
+            for t, rest in _by_target(row):
+                ascii_ranges, frags = self.string_plan(rest, plans)
+                row_edges += [(a, b, t) for a, b in ascii_ranges]
+                row_calls += [(g, t) for g in frags]
+            edges.append(tuple(row_edges))
+            calls.append(tuple(row_calls))
+        forever = ()
+        if hi is None and dfa.size <= FOREVER_MAX:
+            forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
+        accepting = bytes(q in dfa.accepting for q in range(dfa.size))
+        self.prog.counted_block(src, CountedBlock(tuple(edges), tuple(calls), accepting, tuple(dist), lo, hi,
+                                                  dfa.start, dst, self.prog.owner[src], forever))
+
+    def string_plan(self, scalars: tuple, plans: dict) -> tuple[list, list]:
+        """How a free string writes one scalar of ``scalars``: its raw ASCII byte ranges, and the
+        shared fragments of its escapes and multi-byte forms (split at ASCII, so the big non-ASCII
+        part, the same in almost every set, is built once per schema); memoised in ``plans``."""
+        plan = plans.get(scalars)
+        if plan is None:
+            prog = self.prog
+            plan = plans[scalars] = (ascii_raw(scalars), [self.shared(("scalar", part), lambda x, y, r=part: add_scalar(
+                prog, x, y, r, literal=False)) for part in split_ascii(scalars)])
+        return plan
 
     def quoted(self, dfa: CharDFA, src: int, dst: int, literal: bool) -> None:
         open_, close = self.state(src), self.state(src)
@@ -127,17 +168,9 @@ class ScalarLowering:
             prog.epsilon(states[q], dst)
         plans: dict[tuple, tuple[list, list]] = {}  # per scalar set: its raw ASCII ranges, its fragments
         for q, row in enumerate(dfa.edges):
-            if len(row) == 1:  # most rows (a long maxLength is one state per scalar counted)
-                lo, hi, t = row[0]
-                groups: list = [(t, ((lo, hi),))]
-            else:
-                by_target: dict[int, list[tuple[int, int]]] = {}
-                for lo, hi, t in row:
-                    by_target.setdefault(t, []).append((lo, hi))
-                groups = [(t, tuple(ranges)) for t, ranges in by_target.items()]
             a = states[q]
             edges, calls = prog.edges[a], prog.calls[a]
-            for t, rest in groups:
+            for t, rest in _by_target(row):
                 b = states[t]
                 if literal is None:
                     edges += [(lo, hi, b) for lo, hi in rest]
@@ -146,11 +179,7 @@ class ScalarLowering:
                     edges += [(lo, hi, b) for lo, hi in ascii_raw(rest)]
                     add_scalar(prog, a, b, rest, literal=True)
                     continue
-                plan = plans.get(rest)
-                if plan is None:  # escapes and multi-byte forms: shared fragments, split at ASCII so
-                    # the big non-ASCII part (the same in almost every set) is built once per schema
-                    plan = plans[rest] = (ascii_raw(rest), [self.shared(("scalar", part), lambda x, y, r=part: add_scalar(
-                        prog, x, y, r, literal=False)) for part in split_ascii(rest)])
+                plan = self.string_plan(rest, plans)
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
         forever = literal is False and 2 <= dfa.size <= FOREVER_MAX
@@ -163,6 +192,17 @@ class ScalarLowering:
             # states that read any plain text forever (an additional key past the names it might
             # still spell, a pattern's ``.*``): the token index need not explore them to know it
             prog.reads_plain_forever(states[q] for q in dfa.closed_under(PLAIN_SCALARS) & finishing)
+
+
+def _by_target(row: list[tuple[int, int, int]]) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
+    """A scalar automaton's row as (target, the scalar ranges leading there)."""
+    if len(row) == 1:  # most rows
+        lo, hi, t = row[0]
+        return [(t, ((lo, hi),))]
+    by_target: dict[int, list[tuple[int, int]]] = {}
+    for lo, hi, t in row:
+        by_target.setdefault(t, []).append((lo, hi))
+    return [(t, tuple(ranges)) for t, ranges in by_target.items()]
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)

@@ -1,0 +1,96 @@
+"""Long length bounds are counted, not unrolled: small programs, and the same language as python-jsonschema's."""
+
+import json
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import constrain
+
+# scalars that exercise every way of writing one: ASCII, two- to four-byte UTF-8, characters that
+# must be escaped, and (in ``spell``) escapes of scalars that need none
+ALPHABET = st.sampled_from(["a", "Z", "-", " ", "é", "日", "😀", '"', "\\", "\n", "\x01", "/"])
+
+
+def spell(text: str, escape_all: bool) -> str:
+    """``text`` as a JSON string: every scalar ``\\uXXXX``-escaped (a surrogate pair above the BMP),
+    or as ``json.dumps`` writes it, raw outside ASCII."""
+    if not escape_all:
+        return json.dumps(text, ensure_ascii=False)
+    return '"' + "".join(json.dumps(ch, ensure_ascii=True)[1:-1] if ord(ch) >= 0x80 else "\\u%04x" % ord(ch)
+                         for ch in text) + '"'
+
+
+def compiled(schema):
+    return constrain.compile(schema, whitespace="compact")
+
+
+@pytest.mark.parametrize("bound", [255, 32_767, 65_535, 400_000])
+def test_a_long_max_length_is_a_small_program(bound):
+    """A string of at most ``bound`` scalars is a template of a few states and a count, whatever the bound."""
+    program = compiled({"type": "string", "maxLength": bound}).program
+    assert program.written < 120
+    assert [block.hi for block in program.counted] == [bound]
+
+
+@settings(max_examples=60, deadline=None)
+@given(lo=st.integers(0, 40), span=st.none() | st.integers(0, 40), extra=st.integers(-3, 3),
+       text=st.lists(ALPHABET, max_size=85).map("".join), escape_all=st.booleans())
+def test_lengths_count_scalars_like_python_jsonschema(lo, span, extra, text, escape_all):
+    """minLength/maxLength near the text's length: accepted exactly when python-jsonschema validates,
+    each escaped scalar counting once."""
+    lo = max(0, lo + len(text) // 2)
+    schema = {"type": "string", "minLength": lo, **({} if span is None else {"maxLength": lo + span})}
+    if span is not None and extra < 0:
+        schema["maxLength"] = max(0, len(text) + extra)
+        schema["minLength"] = min(lo, schema["maxLength"])
+    expected = jsonschema.Draft202012Validator(schema).is_valid(text)
+    assert compiled(schema).accepts(spell(text, escape_all)) is expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(pattern=st.sampled_from(["^[a-zé-]+$", "^(ab|c)*$", "@", "^[^\"]*x$", "^[a-z]+(-[a-z]+)*$"]),
+       lo=st.integers(0, 70), hi=st.integers(0, 90),
+       text=st.lists(st.sampled_from(["a", "b", "c", "x", "é", "-", "@", "😀"]), max_size=80).map("".join),
+       escape_all=st.booleans())
+def test_a_pattern_with_long_length_bounds_agrees_with_python_jsonschema(pattern, lo, hi, text, escape_all):
+    """A pattern crossed with length bounds, counted or built as a product, validates like python-jsonschema."""
+    schema = {"type": "string", "pattern": pattern, "minLength": lo, "maxLength": hi}
+    expected = jsonschema.Draft202012Validator(schema).is_valid(text)
+    try:
+        grammar = compiled(schema)
+    except constrain.SchemaError:
+        assert not expected  # nothing satisfies the schema
+        return
+    assert grammar.accepts(spell(text, escape_all)) is expected
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "maxLength": 40_000},
+    {"type": "string", "minLength": 3000},
+    {"type": "string", "pattern": "^[a-z]+@[a-z]+$", "minLength": 2, "maxLength": 5000},
+    {"type": "object", "properties": {"a": {"type": "string", "maxLength": 65_535}, "b": {"type": "integer"}},
+     "required": ["a", "b"]},
+])
+def test_counted_strings_have_no_dead_end(schema):
+    """Every state reached from the start of a counted string can still finish."""
+    assert compiled(schema).find_trap(3000) is None
+
+
+def test_the_last_scalars_under_a_long_bound():
+    """Under the bound one more scalar of any spelling is read; at the bound only the closing quote."""
+    grammar = compiled({"type": "string", "minLength": 4_999, "maxLength": 5_000})
+    assert not grammar.accepts(spell("é" * 4_998, False))
+    assert grammar.accepts(spell("é" * 4_999, False))
+    assert grammar.accepts(spell("é" * 4_999, False)[:-1] + "\\ud83d\\ude00\"")
+    assert not grammar.accepts_prefix(spell("é" * 5_000 + "a", False)[:-1])
+
+
+def test_a_pickled_counted_grammar_is_self_contained():
+    import pickle
+
+    grammar = compiled({"type": "string", "maxLength": 65_535})
+    again = pickle.loads(pickle.dumps(grammar))
+    assert again.accepts(spell("x" * 65_535, False)) and not again.accepts(spell("x" * 65_536, False))
