@@ -7,8 +7,8 @@ an ``@``); where it is stricter we follow it too (seconds stop at 59: rfc3339-va
 second; ``relative-json-pointer`` rejects a digit after a ``0`` anywhere, as its loop does).
 
 Most formats are ECMA regexes compiled by ``compiler.regex``; the Gregorian leap rule is spelled
-out in the year digits. ``hostname`` is built by hand because its 253-character total bound
-crossed with the 63-character label bound is a counter no regex here expresses.
+out in the year digits. ``hostname`` is built by hand: its labels as an automaton, its 253-character
+total as a length range, which the lowering counts (``compiler.counting``).
 """
 
 from __future__ import annotations
@@ -124,61 +124,62 @@ _PATTERNS = {
     "relative-json-pointer": lambda: f"(?:0|[1-9]+0?)(?:#|{_JSON_POINTER})",
 }
 
-# Formats python-jsonschema checks that we leave open (format_dfa returns None): callers that
+# Formats python-jsonschema checks that we leave open (format_terms returns None): callers that
 # want to refuse rather than warn can test membership here.
 CHECKED_BUT_OPEN = frozenset({"regex", "idn-hostname", "uri-template"})
 
 
-def _hostname() -> CharDFA:
-    """Names as ``fqdn.FQDN(s, min_labels=1).is_valid`` accepts them: dot-separated labels of 1-63
-    ASCII letters, digits and inner hyphens, an optional final dot, at most 253 characters besides it.
+HOSTNAME_MAX = 253  # characters, besides an optional final dot
+LABEL_MAX = 63
 
-    A label state is (characters left in the 253 budget, characters left in the label, last was a
-    hyphen); the label budget is capped by the total one, so equivalent states share a key and the
-    result is (within a handful of states) minimal without running Hopcroft over ~24,000 states.
+
+def _labels(final_dot: bool) -> CharDFA:
+    """Dot-separated labels of 1-63 ASCII letters, digits and inner hyphens, as ``fqdn.FQDN(s,
+    min_labels=1).is_valid`` reads them, with a final dot when ``final_dot`` (and none otherwise).
+
+    The 253-character bound is not in here: crossed with the label bound it was ~24,000 states;
+    it is a count (``format_terms``), and this automaton is 128 states.
     """
     letters = ((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
     dfa = CharDFA()
-    index: dict[tuple, int] = {}
-    todo: list[tuple] = []
+    start, dot = dfa.add_state(), dfa.add_state(final_dot)
+    label = {(n, hyphen): dfa.add_state(not hyphen and not final_dot)
+             for n in range(1, LABEL_MAX + 1) for hyphen in (False, True) if not (hyphen and n in (1, LABEL_MAX))}
+    for q in (start, dot):
+        dfa.edges[q] += [(lo, hi, label[1, False]) for lo, hi in letters]
+    for (n, hyphen), q in label.items():
+        row = dfa.edges[q]
+        if n < LABEL_MAX - 1:  # room for the letter a hyphen needs after it
+            row.append((0x2D, 0x2D, label[n + 1, True]))
+        if not hyphen:
+            row.append((0x2E, 0x2E, dot))
+        if n < LABEL_MAX:
+            row.extend((lo, hi, label[n + 1, False]) for lo, hi in letters)
+        row.sort()
+    return dfa
 
-    def state(kind: str, total: int, label: int = 0, hyphen: bool = False) -> int:
-        key = (kind, total, min(label, total), hyphen)
-        if key not in index:
-            index[key] = dfa.add_state(kind == "dot" or (kind == "label" and not hyphen))
-            todo.append(key)
-        return index[key]
 
-    state("start", 253)
-    while todo:
-        key = todo.pop()
-        kind, total, label, hyphen = key
-        row = dfa.edges[index[key]]
-        if kind == "label":
-            if total >= 2 and label >= 2:  # room for the letter a hyphen needs after it
-                row.append((0x2D, 0x2D, state("label", total - 1, label - 1, True)))
-            if not hyphen:
-                row.append((0x2E, 0x2E, state("dot", total)))  # a final dot is not counted
-            if total and label:
-                nxt = state("label", total - 1, label - 1)
-                row.extend((lo, hi, nxt) for lo, hi in letters)
-        elif total >= (need := 1 + (kind == "dot")):  # an inner dot costs a character too
-            nxt = state("label", total - need, 62)
-            row.extend((lo, hi, nxt) for lo, hi in letters)
-    return dfa  # every state built can still reach acceptance: nothing to trim
+Terms = tuple[tuple[CharDFA, int, "int | None"], ...]
 
 
 @functools.lru_cache(maxsize=None)
-def format_dfa(name: str) -> CharDFA | None:
-    """The strings python-jsonschema's FormatChecker accepts for `name`; None for a format we do not
+def format_terms(name: str) -> Terms | None:
+    """The strings python-jsonschema's FormatChecker accepts for `name`, as a union of scalar
+    automata each within a length range ``(dfa, min, max or None)``; None for a format we do not
     enforce (unknown, or listed in CHECKED_BUT_OPEN), which the caller treats as an annotation.
 
     The result is cached and shared: callers must not mutate it.
     """
-    if name in ("email", "idn-email"):
-        return pattern_dfa("@")  # jsonschema's whole check: the string contains an "@"
     if name == "hostname":
-        return _hostname()
+        return (_labels(False), 0, HOSTNAME_MAX), (_labels(True), 0, HOSTNAME_MAX + 1)
+    if name in ("email", "idn-email"):
+        return ((pattern_dfa("@"), 0, None),)  # jsonschema's whole check: the string contains an "@"
     if name in _PATTERNS:
-        return pattern_dfa(f"^(?:{_PATTERNS[name]()})$", max_states=50_000)
+        return ((pattern_dfa(f"^(?:{_PATTERNS[name]()})$", max_states=50_000), 0, None),)
     return None
+
+
+def format_matches(name: str, text: str) -> bool:
+    """Whether ``text`` is in ``format_terms(name)`` (which must not be None)."""
+    return any(lo <= len(text) and (hi is None or len(text) <= hi) and dfa.matches(text)
+               for dfa, lo, hi in format_terms(name))

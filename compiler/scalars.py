@@ -11,7 +11,7 @@ from automaton.counted import UNREACHABLE, CountedBlock
 from .context import where
 from .counting import counter_distances
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .formats import CHECKED_BUT_OPEN, format_dfa
+from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
@@ -75,48 +75,51 @@ class ScalarLowering:
                 if not (isinstance(bound, float) and bound.is_integer() and bound >= 0):
                     raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
         lo, hi = int(lo), None if hi is None else int(hi)
-        dfa: CharDFA | None = None
+        # the strings allowed, as a union of scalar automata each within a length range (None:
+        # any string); most schemas have one term, hostname two (its total length is a range)
+        terms: list[tuple[CharDFA | None, int, int | None]] = [(None, lo, hi)]
         try:
             for p in patterns:
                 if not isinstance(p, str):
                     raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
                 pd = pattern_dfa(p, child(slot.pointer, "pattern"))
-                dfa = pd if dfa is None else chardfa.intersect(dfa, pd)
+                terms = [(_meet(d, pd), a, b) for d, a, b in terms]
             for f in formats:
                 if f in CHECKED_BUT_OPEN:  # validators check it: passing it unchecked would be unsound
                     raise UnsupportedKeyword(child(slot.pointer, "format"), "format",
                                              f"format {f!r} is not enforced", slot.via)
-                fd = format_dfa(f) if isinstance(f, str) else None
-                if fd is None:
+                found = format_terms(f) if isinstance(f, str) else None
+                if found is None:
                     self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
                     continue
-                dfa = fd if dfa is None else chardfa.intersect(dfa, fd)
+                terms = [(_meet(d, fd), max(a, c), e if b is None else b if e is None else min(b, e))
+                         for d, a, b in terms for fd, c, e in found]
             excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, str)]
             if excluded:
-                dfa = chardfa.difference(dfa or chardfa.any_string(), chardfa.literal_strings(excluded))
+                terms = [(chardfa.difference(d or chardfa.any_string(), chardfa.literal_strings(excluded)), a, b)
+                         for d, a, b in terms]
             for p in rules.get("_not_patterns", ()):
-                dfa = chardfa.difference(dfa or chardfa.any_string(), pattern_dfa(p, child(slot.pointer, "not", "pattern")))
-            if dfa is None and lo == 0 and hi is None:
+                pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"))
+                terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
+            if terms == [(None, 0, None)]:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
-            dfa = dfa or chardfa.any_string()
-            dist = counter_distances(dfa, lo, hi, SURROGATES) if lo or hi is not None else None
-            if dist is None and (lo or hi is not None):
-                dfa = chardfa.with_length(dfa, lo, hi)
+            lowered = [term for d, a, b in terms if (term := _lengths(d or chardfa.any_string(), a, b)) is not None]
         except OverflowError as exc:
             raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         except SchemaError as exc:
             exc.via = slot.via
             raise
-        if dfa.is_empty if dist is None else dist[dfa.start] > (UNREACHABLE - 1 if hi is None else hi):
+        if not lowered:
             self.never(slot, "no string satisfies pattern/format/length")
-            return
-        if dist is None:
-            self.quoted(dfa, src, dst, literal=False)
             return
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
-        self.counted_string(dfa, dist, lo, hi, open_, close)
+        for dfa, dist, a, b in lowered:
+            if dist is None:
+                self.lower_chardfa(dfa, open_, close, literal=False)
+            else:
+                self.counted_string(dfa, dist, a, b, open_, close)
         self.prog.text(close, b'"', dst)
 
     def counted_string(self, dfa: CharDFA, dist: list[int], lo: int, hi: int | None, src: int, dst: int) -> None:
@@ -192,6 +195,23 @@ class ScalarLowering:
             # states that read any plain text forever (an additional key past the names it might
             # still spell, a pattern's ``.*``): the token index need not explore them to know it
             prog.reads_plain_forever(states[q] for q in dfa.closed_under(PLAIN_SCALARS) & finishing)
+
+
+def _meet(dfa: CharDFA | None, other: CharDFA) -> CharDFA:
+    return other if dfa is None else chardfa.intersect(dfa, other)
+
+
+def _lengths(dfa: CharDFA, lo: int, hi: int | None):
+    """``dfa`` within ``lo..hi`` scalars as ``(dfa, dist, lo, hi)``: counted when ``dist`` is not
+    None (``compiler.counting``), else ``dfa`` is the product; None when no string is left."""
+    if hi is not None and lo > hi:
+        return None
+    dist = counter_distances(dfa, lo, hi, SURROGATES) if lo or hi is not None else None
+    if dist is not None:
+        return (dfa, dist, lo, hi) if dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) else None
+    if lo or hi is not None:
+        dfa = chardfa.with_length(dfa, lo, hi)
+    return None if dfa.is_empty else (dfa, None, lo, hi)
 
 
 def _by_target(row: list[tuple[int, int, int]]) -> list[tuple[int, tuple[tuple[int, int], ...]]]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.formats import CHECKED_BUT_OPEN, format_dfa
+from compiler.formats import CHECKED_BUT_OPEN, format_matches, format_terms
 
 jsonschema = pytest.importorskip("jsonschema")
 for _checker_package in ("rfc3339_validator", "fqdn", "rfc3987", "isoduration", "jsonpointer"):
@@ -28,7 +28,7 @@ def conforms(text: str, name: str) -> bool:
 @functools.lru_cache(maxsize=None)
 def _distance_to_accept(name: str) -> list:
     """Per state, the next edge on a shortest path to acceptance (None when accepting)."""
-    dfa = format_dfa(name)
+    dfa = format_terms(name)[0][0]
     reverse = [[] for _ in dfa.edges]
     for q, row in enumerate(dfa.edges):
         for edge in row:
@@ -47,7 +47,7 @@ def _distance_to_accept(name: str) -> list:
 
 def sample(name: str, rnd: random.Random, max_len: int = 40) -> str:
     """A random string the format's DFA accepts: random edges, then a shortest way to acceptance."""
-    dfa, step = format_dfa(name), _distance_to_accept(name)
+    dfa, step = format_terms(name)[0][0], _distance_to_accept(name)
 
     def scalar(lo, hi):
         return chr(rnd.choice([lo, hi, rnd.randint(lo, hi), min(hi, lo + rnd.randint(0, 3))]))
@@ -119,13 +119,13 @@ INVALID = {
 def test_known_valid_values_are_accepted(name, text):
     """Hand-picked valid values (leap days, boundary lengths, compressed addresses) are accepted."""
     assert conforms(text, name), "the example itself is wrong"
-    assert format_dfa(name).matches(text)
+    assert format_matches(name, text)
 
 
 @pytest.mark.parametrize("name, text", [(n, t) for n, ts in INVALID.items() for t in ts])
 def test_known_invalid_values_are_rejected(name, text):
     """Hand-picked invalid values (non-leap Feb 29, leading zeros, bad escapes, overlong labels) are rejected."""
-    assert format_dfa(name).matches(text) is False
+    assert format_matches(name, text) is False
 
 
 @pytest.mark.parametrize("day, leap", [("2024-02-29", True), ("2023-02-29", False),
@@ -133,8 +133,8 @@ def test_known_invalid_values_are_rejected(name, text):
                                        ("0400-02-29", True), ("0004-02-29", True), ("2100-02-29", False)])
 def test_february_29_follows_the_gregorian_leap_rule(day, leap):
     """Feb 29 exists in years divisible by 4, except centuries not divisible by 400."""
-    assert format_dfa("date").matches(day) is leap
-    assert format_dfa("date-time").matches(day + "T00:00:00Z") is leap
+    assert format_matches("date", day) is leap
+    assert format_matches("date-time", day + "T00:00:00Z") is leap
 
 
 def _mutate(text: str, rnd: random.Random, alphabet: str) -> str:
@@ -163,7 +163,7 @@ def test_mutated_valid_values_are_accepted_only_if_the_checker_agrees(name, seed
     rnd = random.Random(seed)
     for _ in range(10):
         text = _mutate(rnd.choice(VALID[name]), rnd, MUTATION_ALPHABET)
-        if format_dfa(name).matches(text):
+        if format_matches(name, text):
             assert conforms(text, name), (name, text)
 
 
@@ -181,10 +181,10 @@ def test_date_time_shapes_agree_exactly_with_the_checker(seed):
     frac = rnd.choice(["", "." + _digits(rnd, rnd.randint(1, 4))])
     zone = rnd.choice(["Z", "z", f"{rnd.choice('+-')}{_digits(rnd, 2)}:{_digits(rnd, 2)}"])
     time = f"{_digits(rnd, 2)}:{_digits(rnd, 2)}:{_digits(rnd, 2)}{frac}{zone}"
-    assert format_dfa("date").matches(date) == conforms(date, "date")
-    assert format_dfa("time").matches(time) == conforms(time, "time")
+    assert format_matches("date", date) == conforms(date, "date")
+    assert format_matches("time", time) == conforms(time, "time")
     stamp = date + rnd.choice("Tt") + time
-    assert format_dfa("date-time").matches(stamp) == conforms(stamp, "date-time")
+    assert format_matches("date-time", stamp) == conforms(stamp, "date-time")
 
 
 @settings(max_examples=300, deadline=None)
@@ -193,7 +193,7 @@ def test_date_time_shapes_agree_exactly_with_the_checker(seed):
 def test_ipv6_agrees_exactly_with_python_ipaddress(parts):
     """Token soups of hextets, colons and dotted quads: DFA and `ipaddress` agree exactly."""
     text = "".join(parts)
-    assert format_dfa("ipv6").matches(text) == conforms(text, "ipv6"), text
+    assert format_matches("ipv6", text) == conforms(text, "ipv6"), text
 
 
 @given(st.ip_addresses(v=6))
@@ -201,7 +201,7 @@ def test_ipv6_agrees_exactly_with_python_ipaddress(parts):
 def test_ipv6_addresses_are_accepted_in_every_spelling(address):
     """Compressed, exploded and upper-case spellings of real IPv6 addresses are accepted."""
     for text in (str(address), address.exploded, address.exploded.upper()):
-        assert format_dfa("ipv6").matches(text)
+        assert format_matches("ipv6", text)
 
 
 @given(st.lists(st.sampled_from(["0", "1", "9", "25", "255", "256", "01", "199", "249", "1000", "."]), max_size=9))
@@ -209,7 +209,7 @@ def test_ipv6_addresses_are_accepted_in_every_spelling(address):
 def test_ipv4_agrees_exactly_with_python_ipaddress(parts):
     """Dotted strings of numbers (leading zeros, >255, wrong counts): DFA and `ipaddress` agree exactly."""
     text = "".join(parts)
-    assert format_dfa("ipv4").matches(text) == conforms(text, "ipv4"), text
+    assert format_matches("ipv4", text) == conforms(text, "ipv4"), text
 
 
 @given(st.lists(st.sampled_from(["a", "Z", "0", "-", ".", "ab", "a" * 20, "b" * 30, "c" * 63]), max_size=14))
@@ -217,7 +217,7 @@ def test_ipv4_agrees_exactly_with_python_ipaddress(parts):
 def test_hostname_agrees_exactly_with_fqdn(parts):
     """Strings of letters, digits, hyphens and dots up to ~400 characters: DFA and `fqdn` agree exactly."""
     text = "".join(parts)
-    assert format_dfa("hostname").matches(text) == conforms(text, "hostname"), text
+    assert format_matches("hostname", text) == conforms(text, "hostname"), text
 
 
 @given(st.text(alphabet="ab1F:/?#[]@%.-_~!$&'()*+,;=v ä", max_size=16))
@@ -225,7 +225,7 @@ def test_hostname_agrees_exactly_with_fqdn(parts):
 def test_uri_and_uri_reference_agree_exactly_with_rfc3987(text):
     """URI-ish strings (no newline): DFA and rfc3987 agree exactly, for both rules and their IRI versions."""
     for name in ("uri", "uri-reference", "iri", "iri-reference"):
-        assert format_dfa(name).matches(text) == conforms(text, name), (name, text)
+        assert format_matches(name, text) == conforms(text, name), (name, text)
 
 
 @given(st.text(alphabet="0123/#~a", max_size=8))
@@ -233,41 +233,41 @@ def test_uri_and_uri_reference_agree_exactly_with_rfc3987(text):
 def test_json_pointers_agree_exactly_with_the_checker(text):
     """Strings over digits, slashes, tildes and hashes: both pointer formats agree with jsonschema exactly."""
     for name in ("json-pointer", "relative-json-pointer"):
-        assert format_dfa(name).matches(text) == conforms(text, name), (name, text)
+        assert format_matches(name, text) == conforms(text, name), (name, text)
 
 
 @given(st.text(alphabet="0123456789abcdefABCDEF-g", max_size=40), st.uuids())
 @settings(max_examples=200, deadline=None)
 def test_uuid_agrees_exactly_with_the_checker(text, uuid):
     """Hex-and-hyphen strings agree with the checker exactly, and every real UUID is accepted in either case."""
-    assert format_dfa("uuid").matches(text) == conforms(text, "uuid")
-    assert format_dfa("uuid").matches(str(uuid)) and format_dfa("uuid").matches(str(uuid).upper())
+    assert format_matches("uuid", text) == conforms(text, "uuid")
+    assert format_matches("uuid", str(uuid)) and format_matches("uuid", str(uuid).upper())
 
 
 @given(st.text(max_size=12))
 @settings(max_examples=200, deadline=None)
 def test_email_is_any_string_with_an_at_sign(text):
     """jsonschema's email check is "contains @", and so is ours, for any text."""
-    assert format_dfa("email").matches(text) == ("@" in text) == conforms(text, "email")
+    assert format_matches("email", text) == ("@" in text) == conforms(text, "email")
 
 
 @given(st.dates(), st.times(), st.sampled_from(["Z", "+05:30", "-00:00"]))
 @settings(max_examples=150, deadline=None)
 def test_isoformat_dates_and_times_are_accepted(day, moment, zone):
     """Dates and times printed by Python's isoformat (with a zone) are accepted."""
-    assert format_dfa("date").matches(day.isoformat())
-    assert format_dfa("time").matches(moment.isoformat() + zone)
-    assert format_dfa("date-time").matches(f"{day.isoformat()}T{moment.isoformat()}{zone}")
+    assert format_matches("date", day.isoformat())
+    assert format_matches("time", moment.isoformat() + zone)
+    assert format_matches("date-time", f"{day.isoformat()}T{moment.isoformat()}{zone}")
 
 
 @pytest.mark.parametrize("name", ["regex", "jsonschema", "url", "path", "color", "idn-hostname"])
 def test_unenforced_formats_return_none(name):
     """Unknown formats (and checked ones we leave open) give None: the caller treats them as annotations."""
-    assert format_dfa(name) is None
+    assert format_terms(name) is None
     assert name not in ENFORCED
     assert "regex" in CHECKED_BUT_OPEN
 
 
 def test_format_automata_are_cached():
     """A format is compiled once and shared."""
-    assert format_dfa("date-time") is format_dfa("date-time")
+    assert format_terms("date-time") is format_terms("date-time")

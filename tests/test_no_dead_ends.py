@@ -53,6 +53,7 @@ LONG_STRINGS = [
     {"enum": ["Lençóis Maranhenses", "Chapada Diamantina", "Fernando de Noronha", 3]},
     {"type": "array", "items": {"type": "string", "minLength": 70}},
     {"type": "string", "pattern": "^(ab)*$", "maxLength": 90},
+    {"type": "string", "format": "hostname", "maxLength": 40},
     {"type": "string", "pattern": "^[a-c]+(-[a-c]+)*$", "minLength": 5, "maxLength": 80},
     # states that can go on only through a lone surrogate, which JSON text cannot hold: not a block
     {"enum": ["a" * 40 + "\ud800", "b"]},
