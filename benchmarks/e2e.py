@@ -751,10 +751,10 @@ def _vllm_batch(llm, labels, batch, items, runs, args, ids, next_id, records) ->
                 for mode in modes[turn % len(modes):] + modes[:turn % len(modes)]:
                     PROC.key = (labels[mode], batch, run.decoding)
                     requests = []
+                    chunk = next(CHUNKS)
                     for j in range(start, min(start + batch, n)):
                         item = planned[j]
-                        rec = Record(labels[mode], item.name, item.source, run.decoding, run.seed(j), batch,
-                                     next(CHUNKS))
+                        rec = Record(labels[mode], item.name, item.source, run.decoding, run.seed(j), batch, chunk)
                         records.append(rec)
                         requests.append((rec, ids[item.name], item.schema))
                     _vllm_chunk(llm, mode, requests, args, next_id, bar)

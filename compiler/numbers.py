@@ -11,7 +11,11 @@ automaton read along the text, and the number automaton is their product with th
 explored from the start state so only reachable combinations are built.
 
 Bounds are exact decimals: a float bound is the value of its JSON text (``0.1`` is one tenth, via
-``repr``), never its binary approximation. Constrained numbers are written without an exponent
+``repr``), never its binary approximation. ``portable`` (the default) keeps to what validators
+that read numbers as doubles also accept (python-jsonschema, Ajv; jsonschema-rs refuses numbers
+past the double range): a strict bound other than zero becomes the non-strict bound at the
+adjacent double (``1.0000000000000001`` is above 1 but reads as 1.0, which ``exclusiveMinimum: 1``
+refuses), and an exponent has at most two digits (``37e491`` is no finite double). Constrained numbers are written without an exponent
 (``1e2`` is refused where a bound or ``multipleOf`` applies): with an exponent, the digit count no
 longer says how large a number is, and the language is not even regular (``0.0…01e+k`` is at least
 1 exactly when k exceeds the number of zeros). Bounds at zero are the exception: they only ask for
@@ -20,6 +24,7 @@ a sign, which the exponent never changes, so ``minimum: 0`` keeps ``1e-06``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Hashable, Protocol
@@ -43,6 +48,7 @@ def number_dfa(
     multiple_of=None,
     pointer: str = "",
     max_states: int = MAX_STATES,
+    portable: bool = True,
 ) -> CharDFA:
     """The trimmed automaton of the number texts (``integer`` or any number) meeting the keywords.
 
@@ -59,9 +65,14 @@ def number_dfa(
     upper = _tightest(highs, lower=False)
     _check_interval(lower, upper, pointer)
     limits = lows + highs
+    if portable:
+        lower, upper = _as_double(lower, lower=True), _as_double(upper, lower=False)
+        _check_interval(lower, upper, pointer)
 
     constrained = any(lim.value != 0 for lim in limits) or multiple_of is not None
-    components: list[_Component] = [_Grammar(fraction=not integer, exponent=not (integer or constrained))]
+    exponent = not (integer or constrained)
+    components: list[_Component] = [_Grammar(fraction=not integer, exponent=exponent,
+                                             exponent_digits=2 if portable else None)]
     if lower is not None:
         components.append(_Compare(lower.value, {1} if lower.strict else {0, 1}))
     if upper is not None:
@@ -120,6 +131,15 @@ def _tightest(limits: list[_Limit], lower: bool) -> _Limit | None:
     return min(limits, key=lambda lim: (lim.value, not lim.strict))
 
 
+def _as_double(limit: _Limit | None, lower: bool) -> _Limit | None:
+    """A strict bound other than zero as the non-strict bound at the next double beyond it: a
+    number that reads as a double at least that far passes the strict bound in every validator."""
+    if limit is None or not limit.strict or limit.value == 0:
+        return limit
+    beyond = math.nextafter(float(limit.value), math.inf if lower else -math.inf)
+    return _Limit(limit.keyword, Decimal(beyond), False, limit.given)
+
+
 def _check_interval(lower: _Limit | None, upper: _Limit | None, pointer: str) -> None:
     """Refuse crossed bounds with the keywords' own words, before building anything."""
     if lower is None or upper is None:
@@ -165,7 +185,7 @@ class _Grammar:
 
     start = "start"
 
-    def __init__(self, fraction: bool, exponent: bool):
+    def __init__(self, fraction: bool, exponent: bool, exponent_digits: int | None = None):
         nonzero = dict.fromkeys("123456789", "int")
         table = {
             "start": {"-": "sign", "0": "zero", **nonzero},
@@ -182,14 +202,22 @@ class _Grammar:
                 table[state].update(dict.fromkeys("eE", "e"))
             table["e"] = {"+": "esign", "-": "esign", **dict.fromkeys(_DIGITS, "exp")}
             table["esign"] = dict.fromkeys(_DIGITS, "exp")
-            table["exp"] = dict.fromkeys(_DIGITS, "exp")
+            if exponent_digits is None:
+                table["exp"] = dict.fromkeys(_DIGITS, "exp")
+            else:  # "exp" after one digit, then "exp2", ... each a digit more
+                names = ["exp"] + [f"exp{k}" for k in range(2, exponent_digits + 1)]
+                for here, there in zip(names, names[1:] + [None]):
+                    table[here] = {} if there is None else dict.fromkeys(_DIGITS, there)
+                self.exponent_ends = frozenset(names)
         self.table = table
 
     def step(self, state, ch):
         return self.table[state].get(ch)
 
+    exponent_ends = frozenset({"exp"})
+
     def accepts(self, state):
-        return state in ("zero", "int", "frac", "exp")
+        return state in ("zero", "int", "frac") or state in self.exponent_ends
 
 
 class _Compare:

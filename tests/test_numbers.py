@@ -1,7 +1,10 @@
-"""Number automata against exact rational arithmetic: the accepted texts are exactly the valid ones."""
+"""Number automata against exact rational arithmetic: the accepted texts are exactly the valid ones
+(``portable=False``, the specification's reading); the portable default against validators that
+read numbers as doubles."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -14,7 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import InvalidSchema, SchemaTooComplex, Unsatisfiable
-from compiler.numbers import number_dfa
+from compiler.numbers import number_dfa as portable_number_dfa
+
+number_dfa = functools.partial(portable_number_dfa, portable=False)
 
 INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
 DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
@@ -383,3 +388,57 @@ def test_invalid_keyword_values_are_invalid_schema(keywords):
     """A non-positive multipleOf or a bound that is not a finite number raises InvalidSchema."""
     with pytest.raises(InvalidSchema):
         number_dfa(False, **keywords)
+
+
+# --- portable: what validators reading doubles accept --------------------------------------------
+
+
+def double_valid(text: str, integer: bool, **keywords) -> bool:
+    """python-jsonschema's reading (and Ajv's): the text parsed as JSON (floats are doubles), the
+    bounds compared as floats; numbers past the double range are refused (jsonschema-rs)."""
+    value = json.loads(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    if integer and not (isinstance(value, int) or value.is_integer()):
+        return False
+    checks = {"minimum": lambda b: value >= b, "maximum": lambda b: value <= b,
+              "exclusive_minimum": lambda b: value > b, "exclusive_maximum": lambda b: value < b}
+    return all(checks[k](float(v)) for k, v in keywords.items() if v is not None)
+
+
+@SETTINGS
+@given(st.booleans(), constraints().flatmap(lambda kw: st.tuples(st.just(kw), candidates(kw))))
+def test_portable_numbers_read_as_doubles_meet_the_bounds(integer, case):
+    """Whatever the portable automaton accepts still meets the bounds once read as a double."""
+    keywords, texts = case
+    try:
+        dfa = portable_number_dfa(integer, **keywords)
+    except Unsatisfiable:
+        return
+    for text in texts:
+        if dfa.matches(text):
+            assert double_valid(text, integer, **keywords), text
+
+
+def test_portable_strict_bounds_step_to_the_next_double():
+    """Above 1 but read as 1.0: refused by exclusiveMinimum 1 in every validator, so not written;
+    the first decimal past the next double is."""
+    dfa = portable_number_dfa(False, exclusive_minimum=1, exclusive_maximum=2)
+    assert not dfa.matches("1.0000000000000001") and dfa.matches("1.0000000000000003")
+    assert not dfa.matches("1.9999999999999999") and dfa.matches("1.9999999999999997")
+    assert number_dfa(False, exclusive_minimum=1).matches("1.0000000000000001")  # exact: it is above 1
+    assert portable_number_dfa(False, exclusive_minimum=0).matches("1e-99")  # zero asks for a sign only
+
+
+def test_portable_exponents_stay_in_the_double_range():
+    """37e491 is valid JSON but no finite double (jsonschema-rs refuses it, JavaScript reads Infinity)."""
+    dfa = portable_number_dfa(False)
+    assert dfa.matches("1e99") and dfa.matches("-2.5E-07") and dfa.matches("1e+05")
+    assert not dfa.matches("1e100") and not dfa.matches("37e491")
+    assert number_dfa(False).matches("37e491")
+
+
+def test_portable_bounds_with_no_double_between_are_unsatisfiable():
+    """No double lies strictly between 1 and the next one."""
+    with pytest.raises(Unsatisfiable):
+        portable_number_dfa(False, exclusive_minimum=1, exclusive_maximum=1.0000000000000002)
