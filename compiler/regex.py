@@ -141,9 +141,27 @@ def _too_complex(text):
 class _Parser:
     """Recursive descent over ECMA-262 pattern syntax (Annex B leniency for ``{``, ``}``, ``]``)."""
 
-    def __init__(self, pattern: str, dialect: str = "ecma"):
+    def __init__(self, pattern: str, dialect: str = "ecma", ignore_case: bool = False):
         self.p, self.i, self.depth = pattern, 0, 0
-        self.narrow, self.wide = _class_escapes(dialect)
+        self.dialect, self.ignore_case = dialect, ignore_case
+
+    def escape_class(self, c: str, negated: bool = False) -> Ranges:
+        """A class escape's scalars (the wide reading inside a negated class); a dialect's tables
+        are built only when a pattern meets one (the portable ones ask ``re`` about every scalar)."""
+        narrow, wide = _class_escapes(self.dialect)
+        return (wide if negated else narrow)[c]
+
+    def literal(self, ranges) -> Ranges:
+        """``ranges`` with their ASCII letters in both cases under ``ignore_case`` (JavaScript's
+        ``i`` flag without ``u`` folds no other scalar into ASCII)."""
+        if not self.ignore_case:
+            return normalize(ranges)
+        ranges = list(ranges)
+        for lo, hi in list(ranges):
+            for a, z in ((0x41, 0x5A), (0x61, 0x7A)):
+                if lo <= z and hi >= a:
+                    ranges.append((max(lo, a) ^ 0x20, min(hi, z) ^ 0x20))
+        return normalize(ranges)
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -221,7 +239,7 @@ class _Parser:
         if c in "*+?" or (c == "{" and _BRACES.match(self.p, self.i)):
             raise _invalid(f"nothing to repeat before {c!r}")
         self.i += 1
-        return ("set", normalize([(ord(c), ord(c))]))
+        return ("set", self.literal([(ord(c), ord(c))]))
 
     def group(self):
         self.depth += 1
@@ -261,16 +279,16 @@ class _Parser:
         c = self.peek()
         if not c:
             raise _invalid("pattern ends with a backslash")
-        if c in self.narrow:
+        if c in _ECMA_ESCAPES:
             self.i += 1
-            return ("set", self.narrow[c])
+            return ("set", self.escape_class(c))
         if c in "bB":
             raise _unsupported(f"word boundary \\{c}")
         if c in "123456789":
             raise _unsupported(f"backreference \\{c}")
         if c == "k":
             raise _unsupported("named backreference \\k<...>")
-        return ("set", normalize([(cp := self.char_escape(), cp)]))
+        return ("set", self.literal([(cp := self.char_escape(), cp)]))
 
     def char_escape(self) -> int:
         """The scalar of a character escape (after the backslash)."""
@@ -346,7 +364,7 @@ class _Parser:
                     ranges.extend([(x, x)] if isinstance(x, int) else x)
                 continue
             ranges.extend([(a, a)] if isinstance(a, int) else a)
-        return complement(ranges) if negate else normalize(ranges)
+        return complement(self.literal(ranges)) if negate else self.literal(ranges)
 
     def class_atom(self, negated: bool):
         """A scalar (int) or a class escape's ranges (wide ones in a negated class)."""
@@ -357,9 +375,9 @@ class _Parser:
         e = self.peek()
         if not e:
             raise _invalid("pattern ends with a backslash")
-        if e in self.narrow:
+        if e in _ECMA_ESCAPES:
             self.i += 1
-            return (self.wide if negated else self.narrow)[e]
+            return self.escape_class(e, negated)
         if e == "b":
             self.i += 1
             return 8
@@ -644,10 +662,10 @@ def minimized(dfa: CharDFA) -> CharDFA:
 # ------------------------------------------------------------------------------------ public API
 
 @functools.lru_cache(maxsize=4096)
-def _compile(pattern: str, max_states: int, dialect: str):
+def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
     """The DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
     try:
-        ast = _Parser(pattern, dialect).parse()
+        ast = _Parser(pattern, dialect, ignore_case).parse()
         if _size(ast, MAX_NFA_STATES) > MAX_NFA_STATES:
             raise _too_complex(f"pattern expands to more than {MAX_NFA_STATES} NFA states")
         nfa = _NFA()
@@ -661,16 +679,18 @@ def _compile(pattern: str, max_states: int, dialect: str):
 
 
 def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
-                dialect: str = "ecma") -> CharDFA:
+                dialect: str = "ecma", ignore_case: bool = False) -> CharDFA:
     """The strings `s` for which ``pattern`` holds (ECMA-262 search), as a trimmed minimal DFA.
 
     ``dialect="portable"`` keeps only strings that Python's ``re`` (python-jsonschema's engine)
     accepts too: ``\\D``, ``\\W``, ``\\s`` and ``\\S`` then avoid the scalars the engines disagree on.
+    ``ignore_case``: JavaScript's ``i`` flag (ASCII letters match either case), for validators'
+    own format regexes.
     The result is cached and shared: callers must not mutate it.
     Raises InvalidSchema (bad syntax), UnsupportedKeyword (lookarounds, backreferences, word
     boundaries, inline flags, property classes, dialect-dependent escapes) or SchemaTooComplex.
     """
-    result = _compile(pattern, max_states, dialect)
+    result = _compile(pattern, max_states, dialect, ignore_case)
     if isinstance(result, CharDFA):
         return result
     if result.kind == "invalid":

@@ -195,3 +195,13 @@ def test_portable_dialect_accepts_only_what_both_engines_accept(left, body, righ
     for text in texts:
         if portable.matches(text):
             assert ecma.matches(text) and re.search(pattern, text), (pattern, text)
+
+
+def test_ignore_case_folds_ascii_letters_only():
+    """JavaScript's i flag (validators' own format regexes): ASCII letters in either case, in
+    literals, classes and negated classes; no other scalar folds into ASCII."""
+    dfa = pattern_dfa("^[a-c]x[^d-f]$", ignore_case=True)
+    assert dfa.matches("aXz") and dfa.matches("BxG")
+    assert not dfa.matches("axD") and not dfa.matches("axd")
+    assert not pattern_dfa("^k$", ignore_case=True).matches("\u212a")  # KELVIN SIGN
+    assert not pattern_dfa("^[a-c]$").matches("B")
