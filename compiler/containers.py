@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import chardfa
-from .context import WHITESPACE, Slot, count_of
+from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .errors import InvalidSchema, UnsupportedKeyword
 from .merge import both
 from .refs import child
@@ -60,7 +60,8 @@ class ContainerLowering:
         lo, hi = count_of(rules, "minProperties", slot), count_of(rules, "maxProperties", slot)
         pattern_dfas = []
         for p, sub in patterns.items():
-            pattern_dfas.append((pattern_dfa(p, child(slot.pointer, "patternProperties", p)), sub, slot.at("patternProperties", p)))
+            dfa = pattern_dfa(p, child(slot.pointer, "patternProperties", p), dialect=REGEX_DIALECT[self.options.dialect])
+            pattern_dfas.append((dfa, sub, slot.at("patternProperties", p)))
         members = []  # (name, schema, slot, required)
         for name, sub in props.items():
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]

@@ -8,6 +8,7 @@ from .errors import InvalidSchema, SchemaTooComplex, describe_pointer
 from .refs import child
 
 WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
+REGEX_DIALECT = {"portable": "portable", "spec": "ecma"}  # Options.dialect -> compiler.regex's dialect
 
 
 @dataclass(frozen=True)
@@ -19,10 +20,13 @@ class Options:
     max_depth: int = 16  # recursive frames ($ref cycles, nested free JSON)
     max_states: int = 500_000
     max_seconds: float = 20.0
+    dialect: str = "portable"  # "portable": what python-jsonschema, jsonschema-rs and Ajv all accept | "spec"
 
     def __post_init__(self):
         if self.whitespace not in ("compact", "bounded", "flexible"):
             raise ValueError(f"whitespace must be 'compact', 'bounded' or 'flexible', not {self.whitespace!r}")
+        if self.dialect not in ("portable", "spec"):
+            raise ValueError(f"dialect must be 'portable' or 'spec', not {self.dialect!r}")
         if self.property_order not in ("schema", "any"):
             raise ValueError(f"property_order must be 'schema' or 'any', not {self.property_order!r}")
         for name in ("max_whitespace", "max_depth", "max_states"):

@@ -7,6 +7,9 @@ integers (``1.0``, ``true`` and ``3.5`` are not), numbers compare exactly as the
 ``enum``/``const`` use JSON equality (``true != 1``, ``1 == 1.0``), strings compare and count by
 Unicode scalar, ``pattern`` is an unanchored ECMA-262 search, and ``$ref`` resolves through the
 compiler's `SchemaDocument`. A schema the compiler would refuse is refused here with the same error.
+``dialect="portable"`` (the default, as for ``compile``) accepts what every common validator
+accepts: a ``pattern`` must match in Python's ``re`` too, and a format where Ajv is stricter must
+pass Ajv's reading too (``compiler.validator_formats``); ``"spec"`` reads the specification alone.
 
 The schema is checked once, statically, over every subschema reachable from the root; instances are
 then walked by a trampoline (generators on an explicit stack), so neither a deep schema nor a deep
@@ -25,7 +28,9 @@ from compiler.keywords import TYPES, UNSUPPORTED
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
+from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN
+from compiler.validator_formats import portable_matches
 from compiler.regex import pattern_dfa
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
@@ -42,13 +47,13 @@ KNOWN_FORMATS = frozenset({
 _SCHEMA_KINDS = (dict, bool)
 
 
-def validate(instance, schema) -> list[str]:
+def validate(instance, schema, *, dialect: str = "portable") -> list[str]:
     """Return every error of `instance` against `schema` (empty when it is valid).
 
     Raises the compiler's `InvalidSchema` / `UnsupportedKeyword` for a schema the compiler would
     refuse, whatever the instance.
     """
-    return Validator(schema).errors(instance)
+    return Validator(schema, dialect=dialect).errors(instance)
 
 
 # --- JSON values -----------------------------------------------------------------------------------
@@ -148,12 +153,12 @@ def _json_problems(instance) -> list[str]:
 
 # --- patterns ------------------------------------------------------------------------------------
 
-def _pattern(pattern, pointer: str, via):
+def _pattern(pattern, pointer: str, via, dialect: str):
     """The compiler's own automaton for `pattern` (ECMA-262 search): the same meaning, the same refusals."""
     if not isinstance(pattern, str):
         raise InvalidSchema(pointer, "pattern must be a string", via)
     try:
-        return pattern_dfa(pattern, pointer)
+        return pattern_dfa(pattern, pointer, dialect=REGEX_DIALECT[dialect])
     except SchemaError as exc:
         exc.via = via
         raise
@@ -197,7 +202,10 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 class Validator:
     """A schema loaded and checked once, ready to validate many instances."""
 
-    def __init__(self, schema):
+    def __init__(self, schema, *, dialect: str = "portable"):
+        if dialect not in REGEX_DIALECT:
+            raise ValueError(f"dialect must be 'portable' or 'spec', not {dialect!r}")
+        self.dialect = dialect
         self.document = SchemaDocument(load_schema(schema))
         self.root = self.document.root
         self._refs: dict[int, object] = {}       # id(schema holding $ref) -> target subschema
@@ -265,7 +273,7 @@ class Validator:
             if key in node and not (_is_number(node[key]) or isinstance(node[key], bool)):
                 raise invalid(key, f"{key} must be a number")
         if "pattern" in node:
-            self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via)
+            self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via, self.dialect)
         if "format" in node:
             fmt = node["format"]
             if not isinstance(fmt, str):
@@ -284,7 +292,7 @@ class Validator:
                 raise invalid("patternProperties", "patternProperties must be an object")
             compiled = []
             for pat, value in node["patternProperties"].items():
-                compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via), value))
+                compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value))
                 sub(f"/patternProperties/{escape(pat)}", value)
             self._pattern_props[id(node)] = compiled
         for key in ("additionalProperties", "additionalItems", "not"):
@@ -418,7 +426,8 @@ class Validator:
         if "pattern" in schema and not self._patterns[id(schema)].matches(instance):
             errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(schema['pattern'])}")
         fmt = schema.get("format")
-        if fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt):
+        if fmt in KNOWN_FORMATS and not (_format_checker.conforms(instance, fmt) and (
+                self.dialect == "spec" or portable_matches(fmt, instance))):
             errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
         return errors
 

@@ -1,0 +1,54 @@
+"""The portable dialect (the default): only what python-jsonschema, jsonschema-rs and Ajv all
+accept; ``dialect="spec"`` reads the specification alone."""
+
+import pytest
+
+import constrain
+from compiler import chardfa
+from compiler.formats import format_terms
+from compiler.regex import pattern_dfa
+from compiler.validation import validate
+from compiler.validator_formats import _AJV, _IGNORE_CASE, portable_terms
+
+
+@pytest.mark.parametrize("name", sorted(_AJV))
+def test_portable_formats_sit_inside_both_readings(name):
+    """Each portable format automaton is non-empty and inside both python-jsonschema's reading
+    (ours) and Ajv's."""
+    ajv = pattern_dfa(_AJV[name], ignore_case=name in _IGNORE_CASE, max_states=50_000)
+    for (cut, _, _), (ours, _, _) in zip(portable_terms(name), format_terms(name)):
+        assert not cut.is_empty
+        assert chardfa.difference(cut, ours).is_empty
+        assert chardfa.difference(cut, ajv).is_empty
+
+
+@pytest.mark.parametrize("name, ajv_refuses, both_accept", [
+    ("uri", "a:", "urn:isbn:0451450523"),
+    ("email", "a@b", "first.last+tag@example.co.uk"),
+    ("duration", "P1.5D", "P1DT2H"),
+    ("duration", "-P1D", "P3W"),
+    ("ipv6", "2001:db8::1", "2001:db8::1"),
+])
+def test_validate_agrees_with_the_portable_reading(name, ajv_refuses, both_accept):
+    """validate() refuses by default what Ajv refuses and python-jsonschema accepts; "spec" keeps
+    python-jsonschema's reading."""
+    schema = {"type": "string", "format": name}
+    assert validate(both_accept, schema) == [] == validate(both_accept, schema, dialect="spec")
+    if ajv_refuses != both_accept:
+        assert validate(ajv_refuses, schema, dialect="spec") == []
+        assert validate(ajv_refuses, schema) != []
+
+
+def test_patterns_read_portably_by_default():
+    """U+FEFF is whitespace to ECMA-262, not to Python's re: refused by default, accepted in "spec"."""
+    schema = {"type": "string", "pattern": r"^\s*\d+$"}
+    assert validate("\ufeff12", schema) != []
+    assert validate("\ufeff12", schema, dialect="spec") == []
+    assert validate(" 12", schema) == []
+
+
+def test_unknown_dialect_is_a_clear_error():
+    with pytest.raises(ValueError, match="dialect"):
+        constrain.compile({"type": "string"}, dialect="python")
+    with pytest.raises(ValueError, match="dialect"):
+        validate("x", {"type": "string"}, dialect="ecma")
