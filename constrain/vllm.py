@@ -50,7 +50,7 @@ from .bias import TORCH
 log = logging.getLogger("constrain")
 
 SCHEMA_KEY = "json_schema"
-OPTION_KEYS = ("whitespace", "property_order", "strict", "max_whitespace", "max_depth")
+OPTION_KEYS = ("whitespace", "property_order", "strict", "max_whitespace", "max_depth", "dialect")
 _ENGINES: dict[int, weakref.ref] = {}  # id(vllm_config) -> its active processor
 
 
