@@ -2,7 +2,8 @@
 
 A string of at most 65,535 scalars is one state per scalar counted: unrolled, a schema with two such
 fields was 130,000 program states and a third of a second to build. A counted block keeps the
-template (the scalar automaton, lowered once) and the bounds; state ``(n, q)`` (count ``n``,
+template (the scalar automaton in bytes, made once per automaton: a format's or a pattern's once per
+process) and the bounds; state ``(n, q)`` (count ``n``,
 template state ``q``) has the number ``first + n * width + q``, and its edges are made when someone
 asks for them, from the template's with their targets moved to count ``n + 1``. So a block costs
 its template whatever its count, and what the lazy DFA reaches is what it pays for.
@@ -11,7 +12,9 @@ Liveness is arithmetic: ``(n, q)`` can finish exactly when the exit can and ``q`
 ``hi - n`` scalars from acceptance (``dist``). That is exact when every count between ``lo`` and
 ``hi`` that the template can reach from ``q`` is one it can reach with the fewest or more scalars:
 true when ``lo`` is 0, or when every accepting template state reads a scalar into another one
-(the compiler checks which before it asks for a block).
+(``goes_on``; the compiler checks which before it asks for a block). A block with no bounds at all
+(``lo`` 0, ``hi`` None: one count) is how a free string's pattern or format is lowered: its template
+is shared, so each grammar pays only for the block.
 """
 
 from __future__ import annotations
@@ -24,28 +27,44 @@ Edges = tuple[tuple[int, int, int], ...]
 Calls = tuple[tuple[int, int], ...]
 
 
-@dataclass(eq=False)
-class CountedBlock:
-    """Template state ``q`` reads ``edges[q]`` (byte ranges to template states) and ``calls[q]``
-    (fragments returning to template states), each one scalar, so each moves to the next count; it
-    leaves for ``exit`` when ``accepting[q]`` and the count is at least ``lo``. Counts run to ``hi``,
-    or without bound (``hi`` None: past ``lo`` the count stays at ``lo``)."""
+@dataclass(frozen=True, eq=False)
+class Template:
+    """A scalar automaton written in bytes, made once per automaton and shared by every block (and
+    grammar) that uses it. State ``q`` reads ``edges[q]`` (byte ranges to template states) and
+    ``calls[q]`` (``(slot, template state)``: the fragment a block puts in that slot, returning
+    there), each one scalar; ``slots`` says what each slot's fragment reads, for the compiler."""
 
     edges: tuple[Edges, ...]
     calls: tuple[Calls, ...]
+    slots: tuple
     accepting: bytes
-    dist: tuple[int, ...]  # scalars from each template state to acceptance, at the fewest
+    dist: tuple[int, ...]  # scalars from each state to acceptance, at the fewest
+    forever: tuple[int, ...]  # states that read plain text forever, staying among them
+    goes_on: bool  # every accepting state reads a scalar into an accepting state
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
+
+
+@dataclass(eq=False)
+class CountedBlock:
+    """``template`` between ``lo`` and ``hi`` scalars: each scalar read moves to the next count; a
+    state leaves for ``exit`` when the template accepts there and the count is at least ``lo``.
+    Counts run to ``hi``, or without bound (``hi`` None: past ``lo`` the count stays at ``lo``)."""
+
+    template: Template
+    fragments: tuple[int, ...]  # the fragment in each of the template's call slots
     lo: int
     hi: int | None
     start: int  # template state entered
     exit: int
     owner: int  # the fragment the block is part of
-    forever: tuple[int, ...] = ()  # template states that read plain text forever once the count stays
     first: int = -1  # set by ``Program.finish``
 
     @property
     def width(self) -> int:
-        return len(self.edges)
+        return len(self.template.edges)
 
     @property
     def rows(self) -> int:
@@ -70,30 +89,32 @@ class CountedBlock:
 
     def edges_of(self, s: int) -> Edges:
         q, base = self._next_row(s)
-        return () if base < 0 else tuple([(lo, hi, base + t) for lo, hi, t in self.edges[q]])
+        return () if base < 0 else tuple([(lo, hi, base + t) for lo, hi, t in self.template.edges[q]])
 
     def calls_of(self, s: int) -> Calls:
         q, base = self._next_row(s)
-        return () if base < 0 else tuple([(g, base + t) for g, t in self.calls[q]])
+        frags = self.fragments
+        return () if base < 0 else tuple([(frags[k], base + t) for k, t in self.template.calls[q]])
 
     def eps_of(self, s: int) -> tuple[int, ...]:
         n, q = divmod(s - self.first, self.width)
-        return (self.exit,) if self.accepting[q] and n >= self.lo else ()
+        return (self.exit,) if self.template.accepting[q] and n >= self.lo else ()
 
     def live_bytes(self) -> bytes:
         """Per state of the block, whether it can finish, given that the exit can: one row per
         count, the same row up to the last few counts (as many as the farthest state's ``dist``)."""
+        dist = self.template.dist
         if self.hi is None:
-            return bytes(d < UNREACHABLE for d in self.dist) * self.rows
-        tail = max((d for d in self.dist if d <= self.hi), default=0)
+            return bytes(d < UNREACHABLE for d in dist) * self.rows
+        tail = max((d for d in dist if d <= self.hi), default=0)
         full = self.rows - tail
-        last = [bytes(d <= self.hi - n for d in self.dist) for n in range(full, self.rows)]
-        return bytes(d <= self.hi for d in self.dist) * full + b"".join(last)
+        last = [bytes(d <= self.hi - n for d in dist) for n in range(full, self.rows)]
+        return bytes(d <= self.hi for d in dist) * full + b"".join(last)
 
     def plain_forever(self) -> list[int]:
-        """The states that read plain text forever: ``forever`` at the last count when it repeats."""
+        """The states that read plain text forever: the template's at the last count when it repeats."""
         base = self.first + self.lo * self.width
-        return [] if self.hi is not None else [base + q for q in self.forever]
+        return [] if self.hi is not None else [base + q for q in self.template.forever]
 
 
 class Rows:

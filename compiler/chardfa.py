@@ -30,11 +30,14 @@ def _covers(row: list[tuple[int, int, int]], ranges: tuple[tuple[int, int], ...]
 
 @dataclass
 class CharDFA:
-    """States are ``0..n-1``; ``edges[q]`` lists ``(lo, hi, target)`` with disjoint inclusive ranges."""
+    """States are ``0..n-1``; ``edges[q]`` lists ``(lo, hi, target)`` with disjoint inclusive ranges.
+    ``derived`` holds what is made from a finished automaton once (its byte template), so an
+    automaton cached per process carries it along."""
 
     start: int = 0
     edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
     accepting: set[int] = field(default_factory=set)
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:

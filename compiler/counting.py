@@ -1,4 +1,5 @@
-"""When a string's length bounds can be a counter (``automaton.counted``) instead of a product.
+"""Free strings as counted blocks (``automaton.counted``): the template of a scalar automaton, made
+once per automaton, and when a string's length bounds can be a count instead of a product.
 
 ``chardfa.with_length`` crosses a scalar automaton with a count: one state per (state, count), so
 ``maxLength: 65535`` was 65,536 states built for every compile. A counted block holds the automaton
@@ -6,28 +7,37 @@ once and the count aside; it is exact when a state's fewest scalars to acceptanc
 whether it can still finish within the bounds: when ``minLength`` is 0 (only an upper bound to stay
 under), or when every accepting state reads a scalar into an accepting state (then from a state
 ``dist`` scalars from acceptance, every longer length is reachable too, so any lower bound is).
+
+The template hangs on its automaton (``CharDFA.derived``): formats and patterns are cached per
+process (``format_terms``, ``pattern_dfa``'s LRU), so their templates are made once per process,
+shared by every grammar that uses them, and freed with the automaton when its cache lets it go. A
+grammar's blocks hold their template, so a pickled grammar carries it along.
 """
 
 from __future__ import annotations
 
-from automaton.counted import UNREACHABLE
+from automaton.counted import UNREACHABLE, Template
 
 from .chardfa import CharDFA
+from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, split_ascii
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
+# automata up to this size are checked for states that read plain text forever; the larger ones
+# count (a long maxLength unrolled), so they have none, and the check would cost
+FOREVER_MAX = 1024
 
 
-def writable(lo: int, hi: int, unwritable: tuple[int, int]) -> bool:
-    """Some scalar of ``lo..hi`` lies outside ``unwritable`` (lone surrogates, which JSON text cannot hold)."""
-    return lo < unwritable[0] or hi > unwritable[1]
+def _writable(lo: int, hi: int) -> bool:
+    """Some scalar of ``lo..hi`` is not a lone surrogate, which JSON text cannot hold."""
+    return lo < SURROGATES[0] or hi > SURROGATES[1]
 
 
-def distances(dfa: CharDFA, unwritable: tuple[int, int]) -> list[int]:
+def _distances(dfa: CharDFA) -> list[int]:
     """Per state, the fewest writable scalars to acceptance (``UNREACHABLE`` when none leads there)."""
     reverse: list[list[int]] = [[] for _ in dfa.edges]
     for q, row in enumerate(dfa.edges):
         for lo, hi, t in row:
-            if writable(lo, hi, unwritable):
+            if _writable(lo, hi):
                 reverse[t].append(q)
     dist = [UNREACHABLE] * dfa.size
     frontier = sorted(dfa.accepting)
@@ -46,18 +56,53 @@ def distances(dfa: CharDFA, unwritable: tuple[int, int]) -> list[int]:
     return dist
 
 
-def _accepting_goes_on(dfa: CharDFA, unwritable: tuple[int, int]) -> bool:
-    """Every accepting state reads a writable scalar into an accepting state."""
-    return all(any(t in dfa.accepting and writable(lo, hi, unwritable) for lo, hi, t in dfa.edges[q])
-               for q in dfa.accepting)
+def by_target(row) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
+    """A scalar automaton's row as (target, the scalar ranges leading there)."""
+    if len(row) == 1:  # most rows
+        lo, hi, t = row[0]
+        return [(t, ((lo, hi),))]
+    by_target: dict[int, list[tuple[int, int]]] = {}
+    for lo, hi, t in row:
+        by_target.setdefault(t, []).append((lo, hi))
+    return [(t, tuple(ranges)) for t, ranges in by_target.items()]
 
 
-def counter_distances(dfa: CharDFA, lo: int, hi: int | None, unwritable: tuple[int, int]) -> list[int] | None:
-    """``distances`` when ``dfa`` within ``lo..hi`` scalars is best a counted block (exact, and
-    larger than ``COUNTED_MIN`` as a product), else None (build ``with_length``'s product)."""
-    rows = (lo if hi is None else hi) + 1
-    if rows * dfa.size < COUNTED_MIN or (hi is not None and lo > hi):
+def template(dfa: CharDFA) -> Template:
+    """``dfa`` as a free string writes it: per state, the raw ASCII bytes of its scalars, and call
+    slots for their escapes and multi-byte forms (one slot per scalar set, split at ASCII, so the
+    big non-ASCII part, the same in almost every set, is one fragment per grammar). Made once."""
+    found = dfa.derived.get("template")
+    if found is not None:
+        return found
+    slots: dict[tuple, int] = {}
+    edges, calls = [], []
+    for row in dfa.edges:
+        row_edges, row_calls = [], []
+        for t, scalars in by_target(row):
+            row_edges += [(a, b, t) for a, b in ascii_raw(scalars)]
+            row_calls += [(slots.setdefault(part, len(slots)), t) for part in split_ascii(scalars)]
+        edges.append(tuple(row_edges))
+        calls.append(tuple(row_calls))
+    forever: tuple[int, ...] = ()
+    if dfa.size <= FOREVER_MAX:
+        forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
+    goes_on = all(any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
+    found = dfa.derived["template"] = Template(
+        tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
+        tuple(_distances(dfa)), forever, goes_on)
+    return found
+
+
+def counted(dfa: CharDFA, lo: int, hi: int | None) -> bool | None:
+    """Whether ``dfa`` within ``lo..hi`` scalars is best a counted block (exact, and larger than
+    ``COUNTED_MIN`` as a product, or no bound at all); None when no string is left."""
+    if hi is not None and lo > hi:
         return None
-    if not (hi is not None and lo == 0) and not _accepting_goes_on(dfa, unwritable):
-        return None
-    return distances(dfa, unwritable)
+    if lo == 0 and hi is None:
+        return True
+    if ((lo if hi is None else hi) + 1) * dfa.size < COUNTED_MIN:
+        return False
+    shape = template(dfa)
+    if not (hi is not None and lo == 0) and not shape.goes_on:
+        return False
+    return shape.dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) or None

@@ -162,21 +162,23 @@ def _labels(final_dot: bool) -> CharDFA:
 Terms = tuple[tuple[CharDFA, int, "int | None"], ...]
 
 
-@functools.lru_cache(maxsize=None)
 def format_terms(name: str) -> Terms | None:
     """The strings python-jsonschema's FormatChecker accepts for `name`, as a union of scalar
     automata each within a length range ``(dfa, min, max or None)``; None for a format we do not
     enforce (unknown, or listed in CHECKED_BUT_OPEN), which the caller treats as an annotation.
 
-    The result is cached and shared: callers must not mutate it.
+    The result is cached and shared (with the byte templates made from it): callers must not mutate it.
     """
+    return _terms(name) if name in _PATTERNS or name in ("hostname", "email", "idn-email") else None
+
+
+@functools.lru_cache(maxsize=None)  # a known format's only: names from schemas cannot grow it
+def _terms(name: str) -> Terms:
     if name == "hostname":
         return (_labels(False), 0, HOSTNAME_MAX), (_labels(True), 0, HOSTNAME_MAX + 1)
     if name in ("email", "idn-email"):
         return ((pattern_dfa("@"), 0, None),)  # jsonschema's whole check: the string contains an "@"
-    if name in _PATTERNS:
-        return ((pattern_dfa(f"^(?:{_PATTERNS[name]()})$", max_states=50_000), 0, None),)
-    return None
+    return ((pattern_dfa(f"^(?:{_PATTERNS[name]()})$", max_states=50_000), 0, None),)
 
 
 def format_matches(name: str, text: str) -> bool:

@@ -6,10 +6,10 @@ import json
 
 from . import chardfa
 from .chardfa import CharDFA
-from automaton.counted import UNREACHABLE, CountedBlock
+from automaton.counted import CountedBlock
 
 from .context import where
-from .counting import counter_distances
+from .counting import FOREVER_MAX, by_target, counted, template
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import json_in
@@ -104,7 +104,7 @@ class ScalarLowering:
             if terms == [(None, 0, None)]:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
-            lowered = [term for d, a, b in terms if (term := _lengths(d or chardfa.any_string(), a, b)) is not None]
+            lowered = [term for d, a, b in terms if (term := _lengths(d or chardfa.any_string(), a, b))]
         except OverflowError as exc:
             raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         except SchemaError as exc:
@@ -115,32 +115,21 @@ class ScalarLowering:
             return
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
-        for dfa, dist, a, b in lowered:
-            if dist is None:
-                self.lower_chardfa(dfa, open_, close, literal=False)
+        for dfa, count, a, b in lowered:
+            if count:
+                self.counted_string(dfa, a, b, open_, close)
             else:
-                self.counted_string(dfa, dist, a, b, open_, close)
+                self.lower_chardfa(dfa, open_, close, literal=False)
         self.prog.text(close, b'"', dst)
 
-    def counted_string(self, dfa: CharDFA, dist: list[int], lo: int, hi: int | None, src: int, dst: int) -> None:
-        """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block (``compiler.counting``):
-        the template is the automaton lowered once, its targets template states."""
-        plans: dict = {}
-        edges, calls = [], []
-        for row in dfa.edges:
-            row_edges, row_calls = [], []
-            for t, rest in _by_target(row):
-                ascii_ranges, frags = self.string_plan(rest, plans)
-                row_edges += [(a, b, t) for a, b in ascii_ranges]
-                row_calls += [(g, t) for g in frags]
-            edges.append(tuple(row_edges))
-            calls.append(tuple(row_calls))
-        forever = ()
-        if hi is None and dfa.size <= FOREVER_MAX:
-            forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
-        accepting = bytes(q in dfa.accepting for q in range(dfa.size))
-        self.prog.counted_block(src, CountedBlock(tuple(edges), tuple(calls), accepting, tuple(dist), lo, hi,
-                                                  dfa.start, dst, self.prog.owner[src], forever))
+    def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int) -> None:
+        """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block over its template
+        (``compiler.counting``): this grammar gives it only the fragments of its call slots."""
+        shape = template(dfa)
+        prog = self.prog
+        fragments = tuple(self.shared(("scalar", part), lambda x, y, r=part: add_scalar(prog, x, y, r, literal=False))
+                          for part in shape.slots)
+        prog.counted_block(src, CountedBlock(shape, fragments, lo, hi, dfa.start, dst, prog.owner[src]))
 
     def string_plan(self, scalars: tuple, plans: dict) -> tuple[list, list]:
         """How a free string writes one scalar of ``scalars``: its raw ASCII byte ranges, and the
@@ -173,7 +162,7 @@ class ScalarLowering:
         for q, row in enumerate(dfa.edges):
             a = states[q]
             edges, calls = prog.edges[a], prog.calls[a]
-            for t, rest in _by_target(row):
+            for t, rest in by_target(row):
                 b = states[t]
                 if literal is None:
                     edges += [(lo, hi, b) for lo, hi in rest]
@@ -201,34 +190,18 @@ def _meet(dfa: CharDFA | None, other: CharDFA) -> CharDFA:
     return other if dfa is None else chardfa.intersect(dfa, other)
 
 
-def _lengths(dfa: CharDFA, lo: int, hi: int | None):
-    """``dfa`` within ``lo..hi`` scalars as ``(dfa, dist, lo, hi)``: counted when ``dist`` is not
-    None (``compiler.counting``), else ``dfa`` is the product; None when no string is left."""
-    if hi is not None and lo > hi:
+def _lengths(dfa: CharDFA, lo: int, hi: int | None) -> tuple | None:
+    """``dfa`` within ``lo..hi`` scalars as ``(dfa, counted, lo, hi)``: a counted block over ``dfa``
+    when ``counted`` (``compiler.counting``), else ``dfa`` is the product; None when no string is left."""
+    count = counted(dfa, lo, hi)
+    if count is None:
         return None
-    dist = counter_distances(dfa, lo, hi, SURROGATES) if lo or hi is not None else None
-    if dist is not None:
-        return (dfa, dist, lo, hi) if dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) else None
-    if lo or hi is not None:
+    if not count:
         dfa = chardfa.with_length(dfa, lo, hi)
-    return None if dfa.is_empty else (dfa, None, lo, hi)
-
-
-def _by_target(row: list[tuple[int, int, int]]) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
-    """A scalar automaton's row as (target, the scalar ranges leading there)."""
-    if len(row) == 1:  # most rows
-        lo, hi, t = row[0]
-        return [(t, ((lo, hi),))]
-    by_target: dict[int, list[tuple[int, int]]] = {}
-    for lo, hi, t in row:
-        by_target.setdefault(t, []).append((lo, hi))
-    return [(t, tuple(ranges)) for t, ranges in by_target.items()]
+    return None if dfa.is_empty else (dfa, count, lo, hi)
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
-# scalar automata up to this size are checked for states that read plain text forever; the larger
-# ones count (a long maxLength, a hostname's labels), so they have none, and the check would cost
-FOREVER_MAX = 1024
 
 
 def _num_key(v):

@@ -115,3 +115,41 @@ def test_a_pickled_counted_grammar_is_self_contained():
     grammar = compiled({"type": "string", "maxLength": 65_535})
     again = pickle.loads(pickle.dumps(grammar))
     assert again.accepts(spell("x" * 65_535, False)) and not again.accepts(spell("x" * 65_536, False))
+
+
+def test_format_and_pattern_templates_are_shared_by_grammars():
+    """Two schemas using one format (or pattern) share its byte template: made once per process."""
+    def templates(schema):
+        return {id(block.template) for block in compiled(schema).program.counted}
+
+    for string in ({"type": "string", "format": "uri"}, {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}):
+        one = templates({"type": "object", "properties": {"a": string}})
+        other = templates({"type": "array", "items": [{"type": "integer"}, string]})
+        assert one and one == other
+
+
+def test_unknown_format_names_are_not_cached():
+    """Format names come from schemas: only the known ones' automata are kept."""
+    from compiler.formats import _terms
+
+    before = _terms.cache_info().currsize
+    for i in range(50):
+        with pytest.warns(UserWarning):
+            compiled({"type": "string", "format": f"made-up-{i}"})
+    assert _terms.cache_info().currsize == before
+
+
+def test_a_pickled_grammar_needs_nothing_of_the_process_that_compiled_it(tmp_path):
+    """A grammar with counted and shared blocks, unpickled in a fresh process, accepts the same strings."""
+    import pickle
+    import subprocess
+    import sys
+
+    schema = {"type": "object", "properties": {"h": {"type": "string", "format": "hostname"},
+                                               "s": {"type": "string", "maxLength": 70_000}}}
+    (tmp_path / "g.pickle").write_bytes(pickle.dumps(compiled(schema)))
+    script = ("import pickle, sys; g = pickle.load(open(sys.argv[1], 'rb'));"
+              "print(g.accepts('{\"h\":\"a.b\",\"s\":\"x\"}'), g.accepts('{\"h\":\"a..b\"}'))")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "g.pickle")], capture_output=True, text=True,
+                         check=True, cwd=str(tmp_path), env={"PYTHONPATH": ":".join(sys.path)})
+    assert out.stdout.split() == ["True", "False"]
