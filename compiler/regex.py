@@ -698,3 +698,38 @@ def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
     if result.kind == "unsupported":
         raise UnsupportedKeyword(pointer, "pattern", detail=result.text)
     raise SchemaTooComplex(pointer, result.text)
+
+
+def pattern_terms(pattern: str, pointer: str = "", *, dialect: str = "ecma") -> tuple:
+    """``pattern_dfa`` as length-ranged terms ``((dfa, min, max or None), ...)``, as formats give
+    theirs: a whole string of one class repeated (``^[0-9a-zA-Z_-]{1,255}$``) is the class's
+    one-state loop within ``{m,n}`` scalars, which the lowering counts instead of unrolling
+    (``compiler.counting``: no bound too large for the NFA here); any other pattern is its
+    automaton at any length."""
+    shape = _one_class_repeated(pattern, dialect)
+    if shape is None:
+        return ((pattern_dfa(pattern, pointer, dialect=dialect), 0, None),)
+    ranges, lo, hi = shape
+    return ((_class_loop(ranges), lo, hi),)
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_class_repeated(pattern: str, dialect: str) -> tuple[Ranges, int, int | None] | None:
+    """``(class, m, n)`` for a pattern ``^C{m,n}$`` (or ``^C*$``, ``^C+$``...), else None (a refused
+    pattern too: ``pattern_dfa`` words its refusal)."""
+    try:
+        ast = _Parser(pattern, dialect).parse()
+    except (_Refusal, RecursionError):
+        return None
+    if ast[0] != "seq" or len(ast[1]) != 3 or ast[1][0] != ("bol",) or ast[1][2] != ("eol",):
+        return None
+    rep = ast[1][1]
+    if rep[0] != "rep" or rep[1][0] != "set":
+        return None
+    return rep[1][1], rep[2], rep[3]
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_loop(ranges: Ranges) -> CharDFA:
+    """Every string of ``ranges`` (one accepting state reading them), one object per class."""
+    return CharDFA(0, [[(lo, hi, 0) for lo, hi in ranges]], {0})

@@ -15,7 +15,7 @@ from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
-from .regex import pattern_dfa
+from .regex import pattern_dfa, pattern_terms
 from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
@@ -82,8 +82,8 @@ class ScalarLowering:
             for p in patterns:
                 if not isinstance(p, str):
                     raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
-                pd = pattern_dfa(p, child(slot.pointer, "pattern"))
-                terms = [(_meet(d, pd), a, b) for d, a, b in terms]
+                found = pattern_terms(p, child(slot.pointer, "pattern"))
+                terms = [(_meet(d, pd), max(a, c), _least(b, e)) for d, a, b in terms for pd, c, e in found]
             for f in formats:
                 if f in CHECKED_BUT_OPEN:  # validators check it: passing it unchecked would be unsound
                     raise UnsupportedKeyword(child(slot.pointer, "format"), "format",
@@ -92,8 +92,7 @@ class ScalarLowering:
                 if found is None:
                     self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
                     continue
-                terms = [(_meet(d, fd), max(a, c), e if b is None else b if e is None else min(b, e))
-                         for d, a, b in terms for fd, c, e in found]
+                terms = [(_meet(d, fd), max(a, c), _least(b, e)) for d, a, b in terms for fd, c, e in found]
             excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, str)]
             if excluded:
                 terms = [(chardfa.difference(d or chardfa.any_string(), chardfa.literal_strings(excluded)), a, b)
@@ -188,6 +187,11 @@ class ScalarLowering:
 
 def _meet(dfa: CharDFA | None, other: CharDFA) -> CharDFA:
     return other if dfa is None else chardfa.intersect(dfa, other)
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    """The tighter of two upper bounds (None: no bound)."""
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _lengths(dfa: CharDFA, lo: int, hi: int | None) -> tuple | None:

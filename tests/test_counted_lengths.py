@@ -43,6 +43,12 @@ def test_a_long_max_length_is_a_small_program(bound):
     assert [block.hi for block in program.counted] == [bound]
 
 
+def test_a_pattern_of_one_repeated_class_is_counted():
+    """``^C{m,n}$`` is the class and a count, however large ``n`` (no longer unrolled by the regex NFA)."""
+    program = compiled({"type": "string", "pattern": "^[a-z0-9_]{1,400000}$"}).program
+    assert program.written < 100 and [(block.lo, block.hi) for block in program.counted] == [(1, 400_000)]
+
+
 def test_hostname_is_counted():
     """hostname's 253 characters are counted (its 63-character labels are its template)."""
     program = compiled({"type": "string", "format": "hostname"}).program
@@ -76,7 +82,8 @@ def test_lengths_count_scalars_like_python_jsonschema(lo, span, extra, text, esc
 
 
 @settings(max_examples=60, deadline=None)
-@given(pattern=st.sampled_from(["^[a-zé-]+$", "^(ab|c)*$", "@", "^[^\"]*x$", "^[a-z]+(-[a-z]+)*$"]),
+@given(pattern=st.sampled_from(["^[a-zé-]+$", "^(ab|c)*$", "@", "^[^\"]*x$", "^[a-z]+(-[a-z]+)*$", "^[a-zé-]{3,60}$",
+                                 "^.{0,29}$", "^[^@]{2,}$", "^[abc😀]{5}$"]),
        lo=st.integers(0, 70), hi=st.integers(0, 90),
        text=st.lists(st.sampled_from(["a", "b", "c", "x", "é", "-", "@", "😀"]), max_size=80).map("".join),
        escape_all=st.booleans())
