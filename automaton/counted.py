@@ -119,24 +119,36 @@ class CountedBlock:
 
 class Rows:
     """A program's per-state table (edges, epsilon moves or calls) over its written states and its
-    counted blocks, which make theirs when asked: ``rows[s]`` as for a tuple."""
+    counted blocks, which make theirs when first asked and keep them (the lazy DFA and the room
+    analysis ask a state's rows again and again): ``rows[s]`` as for a tuple."""
 
-    __slots__ = ("written", "blocks", "starts", "kind")
+    __slots__ = ("blocks", "kind", "made", "starts", "stop", "written")
 
     def __init__(self, written: tuple, blocks: list[CountedBlock], kind: str):
         self.written = written
+        self.stop = len(written)
         self.blocks = blocks
         self.starts = [b.first for b in blocks]
         self.kind = kind  # "edges_of", "calls_of" or "eps_of"
+        self.made: dict[int, tuple] = {}
 
     def __getitem__(self, s: int):
-        if s < len(self.written):
+        if s < self.stop:
             return self.written[s]
-        return getattr(block_of(self.blocks, self.starts, s), self.kind)(s)
+        row = self.made.get(s)
+        if row is None:
+            row = self.made[s] = getattr(block_of(self.blocks, self.starts, s), self.kind)(s)
+        return row
 
     def __len__(self) -> int:
         last = self.blocks[-1]
         return last.first + last.size
+
+    def __getstate__(self):
+        return {"written": self.written, "blocks": self.blocks, "kind": self.kind}  # what was made is remade
+
+    def __setstate__(self, state):
+        self.__init__(state["written"], state["blocks"], state["kind"])
 
 
 def block_of(blocks: list[CountedBlock], starts: list[int], s: int) -> CountedBlock:
