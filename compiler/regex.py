@@ -100,6 +100,9 @@ def _class_escapes(dialect: str) -> tuple[dict[str, Ranges], dict[str, Ranges]]:
     so the pattern accepts only strings both engines accept (python-jsonschema uses ``re``)."""
     if dialect == "ecma":
         return _ECMA_ESCAPES, _ECMA_ESCAPES
+    if dialect == "either":  # the other way round: a superset of both readings, for ``not``
+        narrow, wide = _class_escapes("portable")
+        return wide, narrow
     if dialect != "portable":
         raise ValueError(f"unknown regex dialect {dialect!r}")
     # every code point, index = code point, and let `re` itself say what its classes contain
@@ -683,7 +686,8 @@ def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
     """The strings `s` for which ``pattern`` holds (ECMA-262 search), as a trimmed minimal DFA.
 
     ``dialect="portable"`` keeps only strings that Python's ``re`` (python-jsonschema's engine)
-    accepts too: ``\\D``, ``\\W``, ``\\s`` and ``\\S`` then avoid the scalars the engines disagree on.
+    accepts too: ``\\D``, ``\\W``, ``\\s`` and ``\\S`` then avoid the scalars the engines disagree on;
+    ``"either"`` takes every string one of them accepts (what ``not`` must keep out).
     ``ignore_case``: JavaScript's ``i`` flag (ASCII letters match either case), for validators'
     own format regexes.
     The result is cached and shared: callers must not mutate it.

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 from . import chardfa
 from .chardfa import CharDFA
 from automaton.counted import CountedBlock
 
-from .context import where
+from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, template
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
@@ -16,6 +17,7 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
+from .validator_formats import portable_terms
 from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
@@ -43,16 +45,28 @@ class ScalarLowering:
             xlo, lo = (lo, None) if xlo else (None, lo)
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
+        portable = self.options.dialect == "portable"
+        formats = rules.get("format", ())
+        formats = formats if isinstance(formats, tuple) else (formats,)
+        if portable and {"int32", "int64"} & set(formats):  # OpenAPI's, which Ajv checks on numbers
+            integer = True
+            if "int32" in formats:
+                lo = INT32[0] if not _is_number(lo) else max(lo, INT32[0])
+                hi = INT32[1] if not _is_number(hi) else min(hi, INT32[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
                tuple(map(_num_key, excluded)))
         try:
             frag = self._shared.get(key)
             if frag is None:
-                dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo,
-                                 exclusive_maximum=xhi, multiple_of=rules.get("multipleOf"), pointer=slot.pointer)
-                for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ...
-                    dfa = chardfa.difference(dfa, number_dfa(integer, minimum=v, maximum=v))
+                dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo, exclusive_maximum=xhi,
+                                 multiple_of=rules.get("multipleOf"), pointer=slot.pointer, portable=portable)
+                for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ... (portable: every
+                    # text that reads as its double, so the open interval between the next doubles)
+                    near = ({"exclusive_minimum": math.nextafter(v, -math.inf),
+                             "exclusive_maximum": math.nextafter(v, math.inf)} if portable
+                            else {"minimum": v, "maximum": v})
+                    dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
@@ -82,13 +96,14 @@ class ScalarLowering:
             for p in patterns:
                 if not isinstance(p, str):
                     raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
-                found = pattern_terms(p, child(slot.pointer, "pattern"))
+                found = pattern_terms(p, child(slot.pointer, "pattern"), dialect=REGEX_DIALECT[self.options.dialect])
                 terms = [(_meet(d, pd), max(a, c), _least(b, e)) for d, a, b in terms for pd, c, e in found]
             for f in formats:
                 if f in CHECKED_BUT_OPEN:  # validators check it: passing it unchecked would be unsound
                     raise UnsupportedKeyword(child(slot.pointer, "format"), "format",
                                              f"format {f!r} is not enforced", slot.via)
-                found = format_terms(f) if isinstance(f, str) else None
+                found = None if not isinstance(f, str) else (
+                    portable_terms(f) if self.options.dialect == "portable" else format_terms(f))
                 if found is None:
                     self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
                     continue
@@ -98,7 +113,9 @@ class ScalarLowering:
                 terms = [(chardfa.difference(d or chardfa.any_string(), chardfa.literal_strings(excluded)), a, b)
                          for d, a, b in terms]
             for p in rules.get("_not_patterns", ()):
-                pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"))
+                # a string either reading matches is out (portable): both must find no match
+                either = "either" if self.options.dialect == "portable" else "ecma"
+                pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"), dialect=either)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
             if terms == [(None, 0, None)]:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
@@ -206,6 +223,13 @@ def _lengths(dfa: CharDFA, lo: int, hi: int | None) -> tuple | None:
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
+
+
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _num_key(v):

@@ -52,3 +52,24 @@ def test_unknown_dialect_is_a_clear_error():
         constrain.compile({"type": "string"}, dialect="python")
     with pytest.raises(ValueError, match="dialect"):
         validate("x", {"type": "string"}, dialect="ecma")
+
+
+@pytest.mark.parametrize("schema, portable_refuses, both_accept", [
+    ({"type": "string", "pattern": r"^\s*\d+$"}, '"\ufeff12"', '" 12"'),
+    ({"type": "string", "pattern": r"^\W$"}, '"争"', '"-"'),
+    ({"type": "string", "not": {"pattern": r"^\s"}}, '"\\u001cx"', '"x"'),  # U+001C: \s to re only
+    ({"type": "string", "format": "uri"}, '"a:"', '"a:b"'),
+    ({"type": "string", "format": "email"}, '"a@b"', '"a@b.co"'),
+    ({"type": "string", "format": "email"}, '"' + "a" * 65 + '@b.co"', '"' + "a" * 64 + '@b.co"'),
+    ({"type": "string", "format": "hostname"}, '"example.com."', '"example.com"'),
+    ({"type": "number", "format": "int32"}, "2147483648", "-2147483648"),
+    ({"type": "number", "format": "int64"}, "1.5", "9007199254740993"),
+    ({"type": "number", "not": {"const": 2}}, "2.0000000000000001", "2.000000000000001"),
+    ({"type": "number", "exclusiveMinimum": 1}, "1.0000000000000001", "1.0000000000000003"),
+    ({"type": "number"}, "37e491", "37e49"),
+])
+def test_compiled_grammars_keep_to_the_portable_reading(schema, portable_refuses, both_accept):
+    """By default a grammar refuses what one validator would; dialect="spec" takes it back."""
+    portable, spec = constrain.compile(schema), constrain.compile(schema, dialect="spec")
+    assert portable.accepts(both_accept) and spec.accepts(both_accept)
+    assert not portable.accepts(portable_refuses) and spec.accepts(portable_refuses)
