@@ -64,6 +64,43 @@ def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path):
     assert "a.json" in done.stdout and "b.json" not in done.stdout
 
 
+def test_compile_times_lists_the_slowest_schemas_with_what_they_contain(tmp_path):
+    """``compile_times.py --slowest N``: each listed schema with its size and the features that
+    drive its cost (here a long counted length, a format, a pattern with a bounded repetition)."""
+    files = _write_cases(tmp_path, {
+        "long.json": {"schema": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 5000},
+                                                                  "host": {"type": "string", "format": "hostname"}}}},
+        "pattern.json": {"schema": {"type": "string", "pattern": "^[a-z]{1,20}$"}},
+        "plain.json": {"schema": {"type": "integer"}}})
+    done = benchmark_scripts.run("compile_times", tmp_path, "--files", files, "--slowest", 2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    listed = done.stdout.split("the 2 slowest", 1)[1].splitlines()[1:]
+    assert len(listed) == 2
+    done = benchmark_scripts.run("compile_times", tmp_path, "--files", files)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {line.split()[2]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert sorted(rows) == ["long.json", "pattern.json", "plain.json"]
+    assert "maxLength 5000: 1" in rows["long.json"] and "format hostname: 1" in rows["long.json"]
+    assert "properties: 2" in rows["long.json"] and " KB; " in rows["long.json"]
+    assert "patterns: 1" in rows["pattern.json"] and "patterns with {m,n}: 1" in rows["pattern.json"]
+    assert "maxLength" not in rows["plain.json"] and "format" not in rows["plain.json"]
+
+
+def test_compile_times_beside_llguidance(tmp_path, llama3_tokenizer):
+    """``compile_times.py --llguidance``: TTFM percentiles for both engines from the same run, and
+    llguidance's time beside ours on each of the slowest schemas."""
+    pytest.importorskip("llguidance", reason="--llguidance times llguidance")
+    files = _write_cases(tmp_path, {"a.json": {"schema": {"type": "string", "maxLength": 5000}},
+                                    "b.json": {"schema": {"type": "object", "uniqueItems": True, "if": {}}}})
+    done = benchmark_scripts.run("compile_times", tmp_path, "--files", files, "--llguidance")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("1 schemas compiled (of 2); TTFM ms p50 ")
+    assert lines[1].startswith("llguidance: 1 schemas compiled; TTFM ms p50 ")
+    assert lines[2].startswith("the 1 both compile: constrain p50 ")
+    assert "a.json" in lines[4] and "maxLength 5000: 1" in lines[4] and " / " in lines[4]
+
+
 def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, llama3_tokenizer):
     """``benchmarks/tbm_best_of.py`` (runs without MaskBench: two schemas and a refused one)."""
     cases = {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
