@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 
 from . import chardfa
 from .chardfa import CharDFA
@@ -48,6 +49,11 @@ class ScalarLowering:
         portable = self.options.dialect == "portable"
         formats = rules.get("format", ())
         formats = formats if isinstance(formats, tuple) else (formats,)
+        step = rules.get("multipleOf")
+        if portable and _is_number(step) and step > 0:  # Ajv reads x/step through its decimal text,
+            limit = Decimal(10**21) * Decimal(repr(step))  # which turns exponential from 1e21
+            xlo = -limit if not _is_number(xlo) else max(xlo, -limit)
+            xhi = limit if not _is_number(xhi) else min(xhi, limit)
         if portable and {"int32", "int64"} & set(formats):  # OpenAPI's, which Ajv checks on numbers
             integer = True
             if "int32" in formats:

@@ -426,8 +426,8 @@ class Validator:
         if "pattern" in schema and not self._patterns[id(schema)].matches(instance):
             errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(schema['pattern'])}")
         fmt = schema.get("format")
-        if fmt in KNOWN_FORMATS and not (_format_checker.conforms(instance, fmt) and (
-                self.dialect == "spec" or portable_matches(fmt, instance))):
+        if (fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt)) or (
+                self.dialect == "portable" and isinstance(fmt, str) and not portable_matches(fmt, instance)):
             errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
         return errors
 
@@ -454,8 +454,11 @@ class Validator:
         if _is_number(exclusive_max) and value >= _decimal(exclusive_max):
             errors.append(f"{where()}: at or above exclusive maximum {_num(exclusive_max)}")
         if "multipleOf" in schema:
-            if (Fraction(value) / Fraction(_decimal(schema["multipleOf"]))).denominator != 1:
+            quotient = Fraction(value) / Fraction(_decimal(schema["multipleOf"]))
+            if quotient.denominator != 1:
                 errors.append(f"{where()}: not a multiple of {_num(schema['multipleOf'])}")
+            elif self.dialect == "portable" and abs(quotient) >= 10**21:  # Ajv's text turns exponential
+                errors.append(f"{where()}: too large a multiple of {_num(schema['multipleOf'])} for Ajv to check")
         return errors
 
     def _object(self, instance: dict, schema: dict, path):

@@ -30,34 +30,44 @@ _AJV = {
     'ipv6': r'''^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$''',
     "duration": r"^P(?:(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+S)?)?|(?:\d+W)?)$",
 }
+# Ajv's own formats that python-jsonschema and jsonschema-rs leave open (annotations to them and
+# to us under "spec"): url (a subset of Ajv's: its hostname branch with an alphabetic top label,
+# which needs none of its lookaheads) and byte (base64)
+_AJV_ONLY = {
+    "url": r"^(?:https?|ftp)://[a-z0-9]+(?:-+[a-z0-9]+)*(?:\.[a-z0-9]+(?:-+[a-z0-9]+)*)*\.[a-z]{2,}(?:[/?#]\S*)?$",
+    "byte": r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+}
 # jsonschema-rs's lengths, kept simple: the whole domain within one label's 63 characters
 _RS = {"email": r"^[^@]{1,64}@[^@]{1,63}$"}
-_IGNORE_CASE = {"uri", "uri-reference", "email", "ipv6"}
+_IGNORE_CASE = {"uri", "uri-reference", "email", "ipv6", "url"}
+_AS = {"idn-email": "email"}  # read as: Ajv has no idn-email; jsonschema-rs's needs an email's shape
 
 
 def portable_terms(name: str) -> Terms | None:
-    """``format_terms(name)`` cut down to what Ajv accepts too (None for a format we do not
-    enforce). Cached and shared, like ``format_terms``: callers must not mutate it."""
-    terms = format_terms(name)
-    if terms is None or name not in _AJV and name != "hostname":
-        return terms
-    return _cut(name)
+    """``format_terms(name)`` cut down to what Ajv and jsonschema-rs accept too (None for a format
+    no validator we follow enforces). Cached and shared, like ``format_terms``: callers must not
+    mutate it."""
+    if name in _AJV_ONLY or (format_terms(name) is not None and (name in _AJV or name in _AS or name == "hostname")):
+        return _cut(name)
+    return format_terms(name)
 
 
 @functools.lru_cache(maxsize=None)  # known formats only
 def _cut(name: str) -> Terms:
+    if name in _AJV_ONLY:
+        return ((pattern_dfa(_AJV_ONLY[name], ignore_case=name in _IGNORE_CASE, max_states=50_000), 0, None),)
     terms = format_terms(name)
     if name == "hostname":  # (labels, labels and a final dot): jsonschema-rs refuses the dot
         return terms[:1]
-    ajv = pattern_dfa(_AJV[name], ignore_case=name in _IGNORE_CASE, max_states=50_000)
-    if name in _RS:
-        ajv = chardfa.intersect(ajv, pattern_dfa(_RS[name]))
+    like = _AS.get(name, name)
+    ajv = pattern_dfa(_AJV[like], ignore_case=like in _IGNORE_CASE, max_states=50_000)
+    if like in _RS:
+        ajv = chardfa.intersect(ajv, pattern_dfa(_RS[like]))
     return tuple((chardfa.intersect(dfa, ajv).trimmed(), lo, hi) for dfa, lo, hi in terms)
 
 
 def portable_matches(name: str, text: str) -> bool:
-    """Whether ``text`` passes Ajv's reading of ``name`` too (True where Ajv is not stricter)."""
-    if name not in _AJV and name != "hostname" or format_terms(name) is None:
-        return True
-    return any(lo <= len(text) and (hi is None or len(text) <= hi) and dfa.matches(text)
-               for dfa, lo, hi in _cut(name))
+    """Whether ``text`` is in ``portable_terms(name)`` (True for a format no validator enforces)."""
+    terms = portable_terms(name)
+    return terms is None or any(lo <= len(text) and (hi is None or len(text) <= hi) and dfa.matches(text)
+                                for dfa, lo, hi in terms)

@@ -1,6 +1,8 @@
 """The portable dialect (the default): only what python-jsonschema, jsonschema-rs and Ajv all
 accept; ``dialect="spec"`` reads the specification alone."""
 
+import json
+
 import pytest
 
 import constrain
@@ -73,3 +75,19 @@ def test_compiled_grammars_keep_to_the_portable_reading(schema, portable_refuses
     portable, spec = constrain.compile(schema), constrain.compile(schema, dialect="spec")
     assert portable.accepts(both_accept) and spec.accepts(both_accept)
     assert not portable.accepts(portable_refuses) and spec.accepts(portable_refuses)
+
+
+@pytest.mark.parametrize("schema, portable_refuses, both_accept", [
+    ({"type": "string", "format": "url"}, '"foo"', '"https://example.com/a?b#c"'),
+    ({"type": "string", "format": "byte"}, '"abc"', '"aGVsbG8="'),
+    ({"type": "string", "format": "idn-email"}, '"x@y"', '"a@b.co"'),
+    ({"type": "number", "multipleOf": 10}, "99999999999999999999990", "999999999999999999990"),
+])
+def test_formats_and_multiples_only_ajv_checks(schema, portable_refuses, both_accept):
+    """Ajv's own formats (url, byte) and its decimal-text multipleOf (x/step from 1e21 reads as
+    exponential): kept to by default, open under "spec"."""
+    portable, spec = constrain.compile(schema), constrain.compile(schema, dialect="spec")
+    assert portable.accepts(both_accept) and spec.accepts(both_accept)
+    assert not portable.accepts(portable_refuses) and spec.accepts(portable_refuses)
+    value = json.loads(portable_refuses)
+    assert validate(value, schema) != [] and validate(value, schema, dialect="spec") == []
