@@ -34,7 +34,7 @@ _AJV = {
 # to us under "spec"): url (a subset of Ajv's: its hostname branch with an alphabetic top label,
 # which needs none of its lookaheads) and byte (base64)
 _AJV_ONLY = {
-    "url": r"^(?:https?|ftp)://[a-z0-9]+(?:-+[a-z0-9]+)*(?:\.[a-z0-9]+(?:-+[a-z0-9]+)*)*\.[a-z]{2,}(?:[/?#]\S*)?$",
+    "url": r"^(?:https?|ftp)://[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*\.[a-z]{2,}(?:/\S*)?$",
     "byte": r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
 }
 # jsonschema-rs's lengths, kept simple: the whole domain within one label's 63 characters

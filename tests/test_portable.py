@@ -79,6 +79,7 @@ def test_compiled_grammars_keep_to_the_portable_reading(schema, portable_refuses
 
 @pytest.mark.parametrize("schema, portable_refuses, both_accept", [
     ({"type": "string", "format": "url"}, '"foo"', '"https://example.com/a?b#c"'),
+    ({"type": "string", "format": "url"}, '"https://ab.cd?x"', '"Https://x--y.co"'.replace("--", "-")),
     ({"type": "string", "format": "byte"}, '"abc"', '"aGVsbG8="'),
     ({"type": "string", "format": "idn-email"}, '"x@y"', '"a@b.co"'),
     ({"type": "number", "multipleOf": 10}, "99999999999999999999990", "999999999999999999990"),
