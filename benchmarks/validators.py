@@ -1,6 +1,6 @@
 """Generated documents under every validator users run: python-jsonschema, jsonschema-rs and Ajv.
 
-    python benchmarks/validators.py SOURCE... [--seeds 3] [--max-tokens 256] [--limit N]
+    python benchmarks/validators.py SOURCE... [--seeds 3] [--max-tokens 256] [--every N [--start K]] [--limit N]
         [--vocab llama-bpe] [--dialect portable|spec] [--no-ajv] [--out results.json]
     python benchmarks/validators.py --setup-ajv
 
@@ -270,6 +270,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-tokens", type=int, default=256, help="tokens per document at most (default 256)")
     p.add_argument("--limit", type=int, help="the first N schemas only")
     p.add_argument("--every", type=int, default=1, help="every Nth schema only")
+    p.add_argument("--start", type=int, default=0, help="with --every: start at the Kth schema (default 0)")
     p.add_argument("--vocab", default="llama-bpe", help="llama.cpp vocabulary name (default llama-bpe: Llama 3)")
     p.add_argument("--dialect", choices=("portable", "spec"), help="constrain's dialect (default: "
                    "constrain's own default)")
@@ -286,7 +287,7 @@ def main(argv=None) -> int:
     from constrain.vocab_files import llama_cpp_vocab
 
     vocab = constrain.Vocabulary.from_gguf(llama_cpp_vocab(args.vocab))
-    named = load_sources(args.sources)[::args.every][:args.limit]
+    named = load_sources(args.sources)[args.start::args.every][:args.limit]
     started = time.perf_counter()
     try:
         from tqdm import tqdm
