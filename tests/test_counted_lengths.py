@@ -24,7 +24,9 @@ def spell(text: str, escape_all: bool) -> str:
 
 
 def compiled(schema):
-    return constrain.compile(schema, whitespace="compact")
+    """python-jsonschema's reading (dialect "spec"), the oracle here; the portable default, a
+    subset of it, is tested in test_portable.py."""
+    return constrain.compile(schema, whitespace="compact", dialect="spec")
 
 
 def accepts(schema, document: str) -> bool:
