@@ -29,6 +29,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -202,13 +203,14 @@ def ajv_dir() -> Path:
 def check_ajv(cases: list[Case]) -> None:
     """The documents go as text: Node parses them as a JavaScript user would (1e400 is Infinity)."""
     folder = ajv_dir()
-    jobs = folder / "jobs.jsonl"
-    results = folder / "results.json"
-    with jobs.open("w", encoding="utf-8") as f:
-        for case in cases:
-            f.write(json.dumps({"schema": case.schema, "draft": case.draft, "docs": case.docs}) + "\n")
-    subprocess.run(["node", str(folder / "check.js"), str(folder), str(jobs), str(results)], check=True)
-    for case, answer in zip(cases, json.loads(results.read_text(encoding="utf-8"))):
+    with tempfile.TemporaryDirectory() as work:  # runs side by side do not share their files
+        jobs, results = Path(work, "jobs.jsonl"), Path(work, "results.json")
+        with jobs.open("w", encoding="utf-8") as f:
+            for case in cases:
+                f.write(json.dumps({"schema": case.schema, "draft": case.draft, "docs": case.docs}) + "\n")
+        subprocess.run(["node", str(folder / "check.js"), str(folder), str(jobs), str(results)], check=True)
+        answers = json.loads(results.read_text(encoding="utf-8"))
+    for case, answer in zip(cases, answers):
         if "refused" in answer:
             case.refused["ajv"] = answer["refused"]
             continue
