@@ -183,5 +183,9 @@ def _terms(name: str) -> Terms:
 
 def format_matches(name: str, text: str) -> bool:
     """Whether ``text`` is in ``format_terms(name)`` (which must not be None)."""
-    return any(lo <= len(text) and (hi is None or len(text) <= hi) and dfa.matches(text)
-               for dfa, lo, hi in format_terms(name))
+    return terms_match(format_terms(name), text)
+
+
+def terms_match(terms: Terms, text: str) -> bool:
+    """Whether ``text`` is in one of the length-ranged automata ``terms``."""
+    return any(lo <= len(text) and (hi is None or len(text) <= hi) and dfa.matches(text) for dfa, lo, hi in terms)
