@@ -18,7 +18,8 @@ from .merge import json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .validator_formats import portable_terms
+from .validation import _is_number
+from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
@@ -50,15 +51,16 @@ class ScalarLowering:
         formats = rules.get("format", ())
         formats = formats if isinstance(formats, tuple) else (formats,)
         step = rules.get("multipleOf")
-        if portable and _is_number(step) and step > 0:  # Ajv reads x/step through its decimal text,
-            limit = Decimal(10**21) * Decimal(repr(step))  # which turns exponential from 1e21
+        if portable and _is_number(step) and step > 0:
+            limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
             xlo = -limit if not _is_number(xlo) else max(xlo, -limit)
             xhi = limit if not _is_number(xhi) else min(xhi, limit)
-        if portable and {"int32", "int64"} & set(formats):  # OpenAPI's, which Ajv checks on numbers
-            integer = True
-            if "int32" in formats:
-                lo = INT32[0] if not _is_number(lo) else max(lo, INT32[0])
-                hi = INT32[1] if not _is_number(hi) else min(hi, INT32[1])
+        for f in formats if portable else ():
+            if f in INTEGER_FORMATS:
+                integer, bounds = True, INTEGER_FORMATS[f]
+                if bounds is not None:
+                    lo = bounds[0] if not _is_number(lo) else max(lo, bounds[0])
+                    hi = bounds[1] if not _is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
                tuple(map(_num_key, excluded)))
@@ -229,13 +231,6 @@ def _lengths(dfa: CharDFA, lo: int, hi: int | None) -> tuple | None:
 
 
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
-
-
-INT32 = (-(2**31), 2**31 - 1)
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _num_key(v):

@@ -30,7 +30,7 @@ from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
 from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN
-from compiler.validator_formats import portable_matches
+from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
@@ -457,8 +457,13 @@ class Validator:
             quotient = Fraction(value) / Fraction(_decimal(schema["multipleOf"]))
             if quotient.denominator != 1:
                 errors.append(f"{where()}: not a multiple of {_num(schema['multipleOf'])}")
-            elif self.dialect == "portable" and abs(quotient) >= 10**21:  # Ajv's text turns exponential
+            elif self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
                 errors.append(f"{where()}: too large a multiple of {_num(schema['multipleOf'])} for Ajv to check")
+        fmt = schema.get("format")
+        if self.dialect == "portable" and isinstance(fmt, str) and fmt in INTEGER_FORMATS:
+            bounds = INTEGER_FORMATS[fmt]
+            if value != value.to_integral_value() or (bounds and not bounds[0] <= value <= bounds[1]):
+                errors.append(f"{where()}: not an {fmt}")
         return errors
 
     def _object(self, instance: dict, schema: dict, path):

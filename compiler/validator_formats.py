@@ -43,6 +43,11 @@ _RS = {"email": r"^[^@]{1,64}@[^@]{1,63}$"}
 _IGNORE_CASE = {"uri", "uri-reference", "email", "ipv6", "url"}
 _AS = {"idn-email": "email"}  # read as: Ajv has no idn-email; jsonschema-rs's needs an email's shape
 
+# Numbers as Ajv checks them: OpenAPI's integer formats (an integer, int32 within its range), and
+# multipleOf as x/step read through its decimal text, which turns exponential from 1e21
+INTEGER_FORMATS = {"int32": (-(2**31), 2**31 - 1), "int64": None}
+QUOTIENT_LIMIT = 10**21
+
 
 def portable_terms(name: str) -> Terms | None:
     """``format_terms(name)`` cut down to what Ajv and jsonschema-rs accept too (None for a format

@@ -92,3 +92,10 @@ def test_formats_and_multiples_only_ajv_checks(schema, portable_refuses, both_ac
     assert not portable.accepts(portable_refuses) and spec.accepts(portable_refuses)
     value = json.loads(portable_refuses)
     assert validate(value, schema) != [] and validate(value, schema, dialect="spec") == []
+
+
+def test_validate_reads_openapi_integer_formats_as_ajv_does():
+    """int32/int64 on numbers: an integer (int32 within its range) by default, open under "spec"."""
+    int32, int64 = {"type": "number", "format": "int32"}, {"type": "number", "format": "int64"}
+    assert validate(-(2**31), int32) == [] and validate(2**31, int32) != [] and validate(1.5, int64) != []
+    assert validate(2**31, int32, dialect="spec") == [] and validate(1.5, int64, dialect="spec") == []
