@@ -50,8 +50,6 @@ class ContainerLowering:
 
     def lower_object(self, rules, slot, src, dst):
         props = rules.get("properties", {})
-        if rules.get("_absent"):  # 'not required': the name may not appear at all
-            props = {**props, **{name: False for name in rules["_absent"]}}
         patterns = rules.get("patternProperties", {})
         extra = rules.get("additionalProperties", False if self.options.strict else True)
         required = rules.get("required", [])

@@ -12,7 +12,7 @@ IMPLEMENTED = frozenset({
     "items", "prefixItems", "additionalItems", "minItems", "maxItems",
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "anyOf", "oneOf", "allOf", "not",
+    "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
     "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 

@@ -20,6 +20,7 @@ from .context import Options, Slot
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES, UNSUPPORTED
 from .merge import constraints, is_trivial, json_in, merge
+from .boolean import Complement, exactly_one, expand
 from .one_of import exact_branches
 from .refs import SchemaDocument, child
 from .scalars import ScalarLowering
@@ -45,6 +46,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
+        self.complement = Complement(self.follow_ref, document.without_ref_siblings)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -122,6 +124,15 @@ class Lowering(ScalarLowering, ContainerLowering):
             slot = Slot(pointer, slot.via + (ref,))
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
 
+    def follow_ref(self, schema: dict, slot: Slot):
+        """A ``$ref``'s target and its slot (for the complement, which inlines references)."""
+        ref = schema["$ref"]
+        pointer, target = self.doc.resolve(ref, slot.pointer, slot.via)
+        if isinstance(target, dict):
+            self.check_keywords(target, slot)
+            target = self.doc.without_ref_siblings(target)
+        return target, Slot(pointer, slot.via + (ref,))
+
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
 
@@ -136,7 +147,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
-        rules = constraints(schema)
+        rules = expand(constraints(schema))
         if "$ref" in rules:
             ref = rules.pop("$ref")
             if not isinstance(ref, str):
@@ -165,69 +176,27 @@ class Lowering(ScalarLowering, ContainerLowering):
                 if not isinstance(branches, list) or not branches:
                     raise InvalidSchema(child(slot.pointer, keyword), f"{keyword} must be a non-empty array", slot.via)
                 met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
-                if keyword == "oneOf":
+                if keyword == "oneOf":  # disjoint by proof, else each branch without the others
                     exact = exact_branches(met, lambda b: self.follow_refs(b, slot)[0])
-                    if exact is None:
-                        raise UnsupportedKeyword(child(slot.pointer, keyword), "oneOf", "branches not provably disjoint", slot.via)
-                    met = exact
+                    met = exact if exact is not None else [
+                        self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(exactly_one(branches))]
                 for i, branch in enumerate(met):
                     self.value(branch, slot.at(keyword, i), src, dst)
                 return
-        if "not" in rules:
-            rules = self.negate(rules, slot)
-            if rules is False:
+        if "not" in rules:  # what the rest allows, met with each case of the complement of 'not'
+            outside = self.complement(rules.pop("not"), slot.at("not"))
+            cases = outside["anyOf"] if isinstance(outside, dict) and outside.keys() == {"anyOf"} else [outside]
+            met = [m for m in (self.meet(rules, case, slot) for case in cases) if m is not False]
+            if not met:
                 return self.never(slot, "'not' of a schema every value satisfies")
+            for case in met:
+                self.value(case, slot, src, dst)
+            return
+        if rules.get("type") == []:
+            return self.never(slot, "an empty set of types")
         if "enum" in rules or "const" in rules:
             return self.literals(rules, slot, src, dst)
         self.typed(rules, slot, src, dst)
-
-    def negate(self, rules: dict, slot: Slot):
-        """``not`` where its complement is exact here: types, literal values, one pattern, one
-        required name. The result is ``rules`` narrowed (internal ``_not_*`` keys), or ``False``."""
-        rules = dict(rules)
-        neg, nslot = self.follow_refs(rules.pop("not"), slot.at("not"))
-        if neg is False:
-            return rules
-        if neg is True or is_trivial(neg):
-            return False
-        if not isinstance(neg, dict):
-            raise InvalidSchema(nslot.pointer, "a schema must be an object or a boolean", nslot.via)
-        self.check_keywords(neg, nslot)
-        what = constraints(neg)
-        declared = rules.get("type", sorted(set(TYPES) - {"integer"}))
-        types = {declared} if isinstance(declared, str) else set(declared)
-        if "number" in types:
-            types.add("integer")
-
-        def only(*kinds):
-            return sorted(types & set(kinds))
-
-        if what.keys() == {"type"}:
-            banned = {what["type"]} if isinstance(what["type"], str) else set(what["type"])
-            if "number" in banned:
-                banned.add("integer")
-            if "integer" in banned and "number" not in banned and "number" in types:
-                raise UnsupportedKeyword(nslot.pointer, "not", "'not integer' among numbers", slot.via)
-            rules["type"] = sorted(types - banned)
-        elif what.keys() <= {"enum", "const"}:
-            values = list(what.get("enum", [])) + ([what["const"]] if "const" in what else [])
-            if len(what) == 2:
-                values = [v for v in values if json_in(v, [what["const"]])]
-            if any(isinstance(v, (dict, list)) for v in values):
-                raise UnsupportedKeyword(nslot.pointer, "not", "'not' of object or array values", slot.via)
-            rules["_not_values"] = list(rules.get("_not_values", [])) + values
-        elif what.keys() == {"pattern"}:  # non-strings satisfy any pattern, so only strings remain
-            rules["type"] = only("string")
-            rules["_not_patterns"] = tuple(rules.get("_not_patterns", ())) + (what["pattern"],)
-        elif what.keys() == {"required"} and len(what["required"]) == 1:
-            rules["type"] = only("object")
-            rules["_absent"] = list(rules.get("_absent", [])) + list(what["required"])
-        else:
-            raise UnsupportedKeyword(nslot.pointer, "not", "only 'not' of type, enum/const, one pattern or one "
-                                     "required name is exact here", slot.via)
-        if not rules["type"] if "type" in rules else False:
-            return False
-        return rules
 
     def meet(self, a, b, slot: Slot):
         """``a`` and ``b`` merged into one schema (``$ref`` in ``b`` inlined, up to a bound)."""
@@ -238,6 +207,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self.check_keywords(b, slot)
+        b = expand(b)
         if is_trivial(a):
             return b
         seen: list[str] = []
@@ -257,7 +227,8 @@ class Lowering(ScalarLowering, ContainerLowering):
                     s = rest
                     continue
                 self.check_keywords(target, slot)
-                s = merge(rest, constraints(target), slot.pointer, lambda x: x) if rest else constraints(target)
+                target = expand(constraints(target))
+                s = merge(rest, target, slot.pointer, lambda x: x) if rest else target
             return s
 
         merged = merge(a, b, slot.pointer, resolve)
@@ -378,7 +349,8 @@ def _plain_schema(rules: dict) -> dict:
     extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) and not k.startswith("_") for x in v]
     extra += [{"not": {"enum": rules["_not_values"]}}] if rules.get("_not_values") else []
     extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
-    extra += [{"not": {"required": [name]}} for name in rules.get("_absent", ())]
+    extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
+    extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
     if extra:
         out["allOf"] = extra
     return out

@@ -18,6 +18,7 @@ NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$sc
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
+MARKERS = ("_not_values", "_not_patterns", "_not_multiples", "_not_integer")  # complements' leaves (boolean.py)
 
 
 def constraints(schema: dict) -> dict:
@@ -116,6 +117,10 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> di
                 raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
         elif key == "allOf":
             out[key] = list(va) + list(vb)
+        elif key == "not":  # neither a nor b: not (a or b)
+            out[key] = {"anyOf": [va, vb]}
+        elif key in MARKERS:
+            out[key] = va if key == "_not_integer" else type(va)(va) + type(va)(vb)
         elif _json_equal(va, vb):
             continue
         else:

@@ -22,7 +22,8 @@ APPLIES = {
     "boolean": set(),
     "null": set(),
 }
-OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref"}
+OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref", "if", "then", "else", "dependentRequired", "dependentSchemas",
+          "dependencies", "_not_values", "_not_patterns", "_not_multiples", "_not_integer"}
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 
 

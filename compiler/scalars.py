@@ -47,14 +47,19 @@ class ScalarLowering:
             xlo, lo = (lo, None) if xlo else (None, lo)
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
+        if rules.get("_not_integer"):
+            if integer:
+                return self.never(slot, "'not integer' of an integer")
+            raise UnsupportedKeyword(child(slot.pointer, "not"), "not", "'not integer' among numbers", slot.via)
         portable = self.options.dialect == "portable"
         formats = rules.get("format", ())
         formats = formats if isinstance(formats, tuple) else (formats,)
-        step = rules.get("multipleOf")
-        if portable and _is_number(step) and step > 0:
-            limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
-            xlo = -limit if not _is_number(xlo) else max(xlo, -limit)
-            xhi = limit if not _is_number(xhi) else min(xhi, limit)
+        not_steps = [m for m in rules.get("_not_multiples", ()) if _is_number(m) and m > 0]
+        for step in [rules.get("multipleOf")] + not_steps if portable else ():
+            if _is_number(step) and step > 0:  # Ajv's division is exact below this quotient
+                limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
+                xlo = -limit if not _is_number(xlo) else max(xlo, -limit)
+                xhi = limit if not _is_number(xhi) else min(xhi, limit)
         for f in formats if portable else ():
             if f in INTEGER_FORMATS:
                 integer, bounds = True, INTEGER_FORMATS[f]
@@ -63,7 +68,7 @@ class ScalarLowering:
                     hi = bounds[1] if not _is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
-               tuple(map(_num_key, excluded)))
+               tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)))
         try:
             frag = self._shared.get(key)
             if frag is None:
@@ -75,6 +80,8 @@ class ScalarLowering:
                              "exclusive_maximum": math.nextafter(v, math.inf)} if portable
                             else {"minimum": v, "maximum": v})
                     dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
+                for step in not_steps:
+                    dfa = chardfa.difference(dfa, number_dfa(integer, multiple_of=step, pointer=slot.pointer, portable=False))
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))

@@ -295,9 +295,21 @@ class Validator:
                 compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value))
                 sub(f"/patternProperties/{escape(pat)}", value)
             self._pattern_props[id(node)] = compiled
-        for key in ("additionalProperties", "additionalItems", "not"):
+        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else"):
             if key in node:
                 sub("/" + key, node[key])
+        for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+            if key in node:
+                if not isinstance(node[key], dict):
+                    raise invalid(key, f"{key} must be an object")
+                for name, need in node[key].items():
+                    if isinstance(need, list) and key != "dependentSchemas":
+                        if not all(isinstance(r, str) for r in need):
+                            raise invalid(key, f"{key} lists must hold property names")
+                    elif key != "dependentRequired":
+                        sub(f"/{key}/{escape(name)}", need)
+                    else:
+                        raise invalid(key, "dependentRequired values must be arrays of names")
         if "items" in node:
             if isinstance(node["items"], list):
                 for i, value in enumerate(node["items"]):
@@ -405,6 +417,20 @@ class Validator:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
         if "not" in schema and not (yield (instance, schema["not"], path)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
+        if "if" in schema:
+            branch = "then" if not (yield (instance, schema["if"], path)) else "else"
+            if branch in schema:
+                errors.extend((yield (instance, schema[branch], path)))
+        if actual == "object":
+            for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+                for name, need in schema.get(key, {}).items():
+                    if name not in instance:
+                        continue
+                    if isinstance(need, list):
+                        errors.extend(f"{_show(pointer_of((path, '/' + escape(r))))}: required when {name!r} is present"
+                                      for r in need if r not in instance)
+                    else:
+                        errors.extend((yield (instance, need, path)))
         if "oneOf" in schema:
             results = []
             for branch in schema["oneOf"]:

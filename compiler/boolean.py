@@ -1,0 +1,154 @@
+"""The boolean keywords rewritten into what the lowering enforces exactly: ``not`` pushed inward one
+keyword at a time (De Morgan), ``oneOf`` as "this branch and none of the others", ``if``/``then``/
+``else`` and the dependency keywords as ``anyOf``.
+
+A complement is shallow: it stops at each subschema in a value position (a property, an item),
+leaving ``{"not": sub}`` there to be rewritten when that fragment is lowered, so a recursive
+schema stays finite. The few leaves with no positive keyword use the lowering's markers:
+``_not_values`` (excluded literals), ``_not_patterns``, ``_not_multiples`` and ``_not_integer``.
+"""
+
+from __future__ import annotations
+
+from .context import Slot
+from .errors import InvalidSchema, UnsupportedKeyword
+from .merge import constraints, is_trivial
+
+KINDS = ("null", "boolean", "object", "array", "string", "number")
+CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies")
+MAX_REF_DEPTH = 32
+
+
+def expand(rules: dict) -> dict:
+    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases."""
+    if not any(key in rules for key in CONDITIONAL):
+        return rules
+    rules = dict(rules)
+    parts = list(rules.pop("allOf", []))
+    if "if" in rules:
+        test, then, else_ = rules.pop("if"), rules.pop("then", True), rules.pop("else", True)
+        parts.append({"anyOf": [{"allOf": [test, then]}, {"allOf": [{"not": test}, else_]}]})
+    rules.pop("then", None), rules.pop("else", None)  # without 'if' they do nothing
+    for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
+        for name, need in (rules.pop(keyword, None) or {}).items():
+            absent = {"properties": {name: False}}  # non-objects pass both branches' keywords
+            parts.append({"anyOf": [absent, {"required": need} if isinstance(need, list) else need]})
+    if parts:
+        rules["allOf"] = parts
+    return rules
+
+
+def exactly_one(branches: list) -> list:
+    """``oneOf`` as a union of branches that exclude each other: branch i and not any other."""
+    return [{"allOf": [b, {"not": {"anyOf": [o for j, o in enumerate(branches) if j != i]}}]}
+            for i, b in enumerate(branches)]
+
+
+class Complement:
+    """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
+
+    ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
+    is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings)."""
+
+    def __init__(self, follow, applies):
+        self.follow = follow
+        self.applies = applies
+
+    def __call__(self, schema, slot: Slot, depth: int = 0):
+        if depth > MAX_REF_DEPTH:
+            raise UnsupportedKeyword(slot.pointer, "not", "'not' of a schema that refers back to itself", slot.via)
+        if schema is True or schema is False:
+            return not schema
+        if not isinstance(schema, dict):
+            raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
+        rules = constraints(expand(self.applies(schema)))
+        if not rules:
+            return False
+        branches = []
+        for key, value in rules.items():
+            branches.extend(self.keyword(key, value, rules, slot, depth))
+        if any(b is True for b in branches):
+            return True
+        branches = [b for b in branches if b is not False]
+        if not branches:
+            return False
+        return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+    def keyword(self, key, value, rules, slot: Slot, depth: int) -> list:
+        """The values that fail ``key`` alone (a union, as a list of schemas)."""
+        at = slot.at(key)
+        if key == "type":
+            types = {value} if isinstance(value, str) else set(value)
+            kinds = {"number" if t == "integer" else t for t in types}
+            out = [{"type": sorted(set(KINDS) - kinds)}] if set(KINDS) - kinds else []
+            if "integer" in types and "number" not in types:
+                out.append({"type": "number", "_not_integer": True})
+            return out
+        if key in ("enum", "const"):
+            values = value if key == "enum" else [value]
+            if not isinstance(values, list):
+                raise InvalidSchema(at.pointer, "enum must be an array", at.via)
+            if any(isinstance(v, (dict, list)) for v in values):
+                raise UnsupportedKeyword(at.pointer, "not", "'not' of object or array values", at.via)
+            return [{"_not_values": list(values)}]
+        if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            return self.bound(key, value, rules)
+        if key == "multipleOf":
+            return [{"type": "number", "_not_multiples": [value]}]
+        if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
+            kind = {"L": "string", "I": "array", "P": "object"}[key[3]]
+            if key.startswith("min"):
+                return [{"type": kind, "max" + key[3:]: value - 1}] if value > 0 else []
+            return [{"type": kind, "min" + key[3:]: value + 1}]
+        if key == "pattern":
+            return [{"type": "string", "_not_patterns": (value,)}]
+        if key == "required":
+            return [{"type": "object", "properties": {name: False}} for name in value]
+        if key == "properties":
+            return [{"type": "object", "required": [name], "properties": {name: {"not": sub}}}
+                    for name, sub in value.items() if not is_trivial(sub)]
+        if key in ("items", "prefixItems") and isinstance(value, list):
+            return self.positions(value)
+        if key in ("items", "additionalItems"):  # the rest of the array, after the positions
+            prefix = rules.get("items") if key == "additionalItems" else rules.get("prefixItems", [])
+            if key == "additionalItems" and not isinstance(prefix, list) or is_trivial(value):
+                return []  # additionalItems without a list of items does nothing
+            if value is False:
+                return [{"type": "array", "minItems": len(prefix) + 1}]
+        if key in ("additionalProperties", "patternProperties") and all(
+                is_trivial(v) for v in (value.values() if key == "patternProperties" else [value])):
+            return []
+        if key in ("items", "additionalItems", "additionalProperties", "patternProperties", "propertyNames", "contains"):
+            raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key} (a member that must exist somewhere)", at.via)
+        if key == "allOf":
+            return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(value)]
+        if key == "anyOf":
+            return [{"allOf": [self(part, slot.at("anyOf", i), depth) for i, part in enumerate(value)]}]
+        if key == "oneOf":  # none of them, or two at once
+            none = {"allOf": [self(part, slot.at("oneOf", i), depth) for i, part in enumerate(value)]}
+            return [none] + [{"allOf": [a, b]} for i, a in enumerate(value) for b in value[i + 1:]]
+        if key == "not":
+            return [value]
+        if key == "$ref":
+            target, target_slot = self.follow({"$ref": value}, slot)
+            return [self(target, target_slot, depth + 1)]
+        if key == "format":
+            raise UnsupportedKeyword(at.pointer, "not", "'not' of a format", at.via)
+        raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key}", at.via)
+
+    @staticmethod
+    def bound(key, value, rules) -> list:
+        if isinstance(value, bool):  # draft 4: the flag is read with its bound
+            return []
+        opposite = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
+                    "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}[key]
+        flag = rules.get("exclusive" + key[0].upper() + key[1:]) if key in ("minimum", "maximum") else None
+        if flag is True:  # draft 4 exclusive bound: its complement includes the bound
+            opposite = "maximum" if key == "minimum" else "minimum"
+        return [{"type": "number", opposite: value}]
+
+    @staticmethod
+    def positions(prefix: list) -> list:
+        """Arrays failing the position schemas: long enough to reach position i, and wrong there."""
+        return [{"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}]}
+                for i, sub in enumerate(prefix) if not is_trivial(sub)]

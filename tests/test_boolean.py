@@ -1,0 +1,137 @@
+"""The boolean keywords (not, oneOf, if/then/else, dependentRequired, dependentSchemas, draft-7
+dependencies) agree with python-jsonschema on every value of a small universe, nested at any depth.
+
+Objects are compiled with ``property_order="any"``, so an instance's key order never matters and
+the comparison is on values alone. Every compiled grammar is also searched for dead ends.
+"""
+
+import itertools
+import json
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import constrain
+
+NAMES = ["a", "b", "c"]
+SCALARS = [None, True, False, 0, 1, 2, 3.5, -1, "", "a", "ab", "ba", "abc"]
+MEMBER_VALUES = [1, "a", None, {"a": 1}]
+OBJECTS = [dict(zip(keys, values)) for n in range(4) for keys in itertools.combinations(NAMES, n)
+           for values in itertools.product(MEMBER_VALUES, repeat=n)]
+UNIVERSE = SCALARS + OBJECTS + [[], [1], ["a", 1], [None, None, None], {"d": 1}, {"a": 1, "d": "x"}]
+
+leaf = st.one_of(
+    st.sampled_from(["null", "boolean", "integer", "number", "string", "object", "array"]).map(lambda t: {"type": t}),
+    st.integers(-1, 3).map(lambda n: {"minimum": n}),
+    st.integers(-1, 3).map(lambda n: {"exclusiveMaximum": n}),
+    st.sampled_from([2, 3]).map(lambda n: {"multipleOf": n}),
+    st.integers(0, 2).map(lambda n: {"maxLength": n}),
+    st.integers(1, 2).map(lambda n: {"minLength": n}),
+    st.sampled_from(["^a", "b$"]).map(lambda p: {"pattern": p}),
+    st.lists(st.sampled_from(NAMES), min_size=1, max_size=2, unique=True).map(lambda r: {"required": r}),
+    st.integers(0, 2).map(lambda n: {"maxProperties": n}),
+    st.integers(1, 2).map(lambda n: {"minProperties": n}),
+    st.sampled_from(SCALARS).map(lambda v: {"const": v}),
+    st.lists(st.sampled_from(SCALARS), min_size=1, max_size=3).map(lambda v: {"enum": v}),
+    st.integers(0, 2).map(lambda n: {"maxItems": n}),
+    st.just({"prefixItems": [{"type": "integer"}]}),
+    st.just({"items": False}),
+    st.just(True),
+    st.just(False),
+)
+
+
+def combine(children):
+    pairs = st.lists(children, min_size=2, max_size=3)
+    return st.one_of(
+        children.map(lambda s: {"not": s}),
+        pairs.map(lambda bs: {"oneOf": bs}),
+        pairs.map(lambda bs: {"anyOf": bs}),
+        pairs.map(lambda bs: {"allOf": bs}),
+        st.tuples(children, children, children).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
+        st.tuples(children, children).map(lambda t: {"if": t[0], "then": t[1]}),
+        st.dictionaries(st.sampled_from(NAMES), children, min_size=1, max_size=2).map(lambda p: {"properties": p}),
+        st.tuples(st.sampled_from(NAMES), st.lists(st.sampled_from(NAMES), min_size=1, max_size=2, unique=True))
+        .map(lambda t: {"dependentRequired": {t[0]: t[1]}}),
+        st.tuples(st.sampled_from(NAMES), children).map(lambda t: {"dependentSchemas": {t[0]: t[1]}}),
+        st.tuples(children, children).map(lambda t: {**t[0], **t[1]} if isinstance(t[0], dict) and isinstance(t[1], dict)
+                                           else t[0]),
+    )
+
+
+schemas = st.recursive(leaf, combine, max_leaves=6)
+
+
+def agree(schema, draft=jsonschema.Draft202012Validator):
+    """Compile ``schema`` and compare with jsonschema on the universe; ``None`` if refused."""
+    try:
+        grammar = constrain.compile(schema, property_order="any", whitespace="compact", cache=False)
+    except constrain.Unsatisfiable:
+        assert not any(draft(schema).is_valid(v) for v in UNIVERSE), schema
+        return "unsatisfiable"
+    except (constrain.UnsupportedKeyword, constrain.SchemaTooComplex):
+        return None
+    oracle = draft(schema)
+    for value in UNIVERSE:
+        text = json.dumps(value, separators=(",", ":"))
+        assert grammar.accepts(text) == oracle.is_valid(value), (schema, text)
+    assert grammar.find_trap(500) is None, schema
+    return "compiled"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schemas)
+def test_boolean_keywords_agree_with_jsonschema(schema):
+    """accepts(value) == jsonschema.is_valid(value) on the universe, whatever the nesting."""
+    event(str(agree(schema)))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schemas)
+def test_boolean_keywords_agree_below_a_property(schema):
+    """The same, one level down, so each rewrite also runs in a fragment of its own."""
+    event(str(agree({"type": "object", "properties": {"a": schema}, "required": ["a"]})))
+
+
+@pytest.mark.parametrize("schema", [
+    {"oneOf": [{"required": ["a"]}, {"required": ["b", "c"]}]},
+    {"not": {"required": ["a", "b"]}},
+    {"not": {"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}},
+    {"not": {"allOf": [{"required": ["a"]}, {"properties": {"b": {"type": "string"}}}]}},
+    {"not": {"not": {"type": "string", "maxLength": 1}}},
+    {"not": {"multipleOf": 2}},
+    {"not": {"properties": {"a": {"not": {"const": 1}}}}},
+    {"type": "object", "if": {"properties": {"a": {"const": 1}}}, "then": {"required": ["b"]},
+     "else": {"required": ["c"]}},
+    {"type": "object", "dependentRequired": {"a": ["b", "c"]}},
+    {"type": "object", "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}},
+    {"oneOf": [{"type": "string", "minLength": 2}, {"type": "string", "pattern": "b$"}]},
+])
+def test_shapes_seen_in_real_schemas_compile_exactly(schema):
+    """Forms that were refused before (not of several names, overlapping oneOf, conditionals)."""
+    assert agree(schema) == "compiled"
+
+
+def test_draft7_dependencies_both_forms():
+    """``dependencies`` lists names or gives a schema, as draft 7 reads it."""
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "dependencies": {"a": ["b"], "c": {"required": ["a"]}}}
+    assert agree(schema, jsonschema.Draft7Validator) == "compiled"
+
+
+def test_not_of_a_recursive_schema_is_bounded():
+    """``not`` of a schema that refers to itself at the same value is refused, never a hang."""
+    schema = {"$defs": {"loop": {"anyOf": [{"$ref": "#/$defs/loop"}, {"type": "null"}]}},
+              "not": {"$ref": "#/$defs/loop"}}
+    with pytest.raises((constrain.UnsupportedKeyword, constrain.InvalidSchema)):
+        constrain.compile(schema)
+
+
+def test_not_of_a_recursive_tree_is_exact():
+    """A complement that descends into the instance stays finite: not a tree of nulls."""
+    schema = {"$defs": {"t": {"anyOf": [{"type": "null"}, {"type": "object", "properties": {"a": {"$ref": "#/$defs/t"}},
+                                                                   "additionalProperties": False}]}},
+              "not": {"$ref": "#/$defs/t"}}
+    assert agree(schema) == "compiled"
