@@ -4,8 +4,9 @@ keyword at a time (De Morgan), ``oneOf`` as "this branch and none of the others"
 
 A complement is shallow: it stops at each subschema in a value position (a property, an item),
 leaving ``{"not": sub}`` there to be rewritten when that fragment is lowered, so a recursive
-schema stays finite. The few leaves with no positive keyword use the lowering's markers:
-``_not_values`` (excluded literals), ``_not_patterns``, ``_not_multiples`` and ``_not_integer``.
+schema stays finite. The leaves with no positive keyword use the lowering's markers:
+``_not_values`` (excluded literals), ``_not_patterns``, ``_not_multiples``, ``_not_integer`` and
+``_some_member`` (an object has a member with a key in a language and a value meeting a schema).
 """
 
 from __future__ import annotations
@@ -115,10 +116,24 @@ class Complement:
                 return []  # additionalItems without a list of items does nothing
             if value is False:
                 return [{"type": "array", "minItems": len(prefix) + 1}]
-        if key in ("additionalProperties", "patternProperties") and all(
-                is_trivial(v) for v in (value.values() if key == "patternProperties" else [value])):
-            return []
-        if key in ("items", "additionalItems", "additionalProperties", "patternProperties", "propertyNames", "contains"):
+            if not prefix:  # some item is wrong
+                return [{"type": "array", "contains": {"not": value}}]
+        if key == "contains":  # fewer matches than minContains, or more than maxContains
+            least, most = rules.get("minContains", 1), rules.get("maxContains")
+            out = [] if least == 0 else [{"type": "array", "items": {"not": value}}] if least == 1 else [
+                {"type": "array", "contains": value, "minContains": 0, "maxContains": least - 1}]
+            return out + ([{"type": "array", "contains": value, "minContains": most + 1}] if most is not None else [])
+        if key in ("minContains", "maxContains"):
+            return []  # read with contains; alone they say nothing
+        if key == "additionalProperties":  # some member beyond the named and patterned keys, wrong
+            if is_trivial(value):
+                return []
+            names, patterns = sorted(rules.get("properties", {})), sorted(rules.get("patternProperties", {}))
+            return [{"type": "object", "_some_member": [{"outside": names, "patterns": patterns, "value": {"not": value}}]}]
+        if key == "patternProperties":
+            return [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub}}]}
+                    for p, sub in value.items() if not is_trivial(sub)]
+        if key in ("items", "additionalItems", "propertyNames"):
             raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key} (a member that must exist somewhere)", at.via)
         if key == "allOf":
             return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(value)]

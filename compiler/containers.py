@@ -28,27 +28,49 @@ class ContainerLowering:
         if hi is not None and lo > hi:
             self.never(slot, "minItems above maxItems")
             return
+        # contains: items matching it are counted, up to at least minContains (at most maxContains)
+        wanted = rules.get("contains")
+        least = count_of(rules, "minContains", slot) if "minContains" in rules else 1
+        most = count_of(rules, "maxContains", slot) if wanted is not None else None
+        if wanted is None or (least == 0 and most is None):
+            wanted, least = None, 0
+        if most is not None and least > most:
+            self.never(slot, "minContains above maxContains")
+            return
+        top = least if most is None else most
         cap = hi if hi is not None else max(1, lo, len(prefix))
-        counts = [self.state(src) for _ in range(cap + 1)]
-        self.prog.text(src, b"[", counts[0])
+        grid = [[self.state(src) for _ in range(top + 1)] for _ in range(cap + 1)]
+        self.prog.text(src, b"[", grid[0][0])
         end = self.state(src)
-        for n, here in enumerate(counts):
-            if n >= lo:
-                self.ws(here, end)
+        for n, row in enumerate(grid):
+            for k, here in enumerate(row):
+                if n >= lo and k >= least:
+                    self.ws(here, end)
             if hi is not None and n >= hi:
                 continue
             schema, where = (prefix[n], slot.at("prefixItems" if "prefixItems" in rules else "items", n)) if n < len(prefix) else (items, item_slot)
             if schema is False:
                 continue
-            start = self.state(src)
-            if n:
-                self.comma(here, start)
-            else:
-                self.ws(here, start)
-            self.call(schema, where, start, counts[min(n + 1, cap)])
+            after = grid[min(n + 1, cap)]
+            cases = [(schema, 0)] if wanted is None else [(both(schema, wanted), 1), (
+                schema if most is None else both(schema, {"not": wanted}), 0)]
+            for sub, step in cases:
+                if sub is False:
+                    continue
+                for k, here in enumerate(row):
+                    if k + step > top and most is not None:
+                        continue
+                    start = self.state(src)
+                    if n:
+                        self.comma(here, start)
+                    else:
+                        self.ws(here, start)
+                    self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
 
     def lower_object(self, rules, slot, src, dst):
+        if rules.get("_some_member"):
+            return self.some_member(rules, slot, src, dst)
         props = rules.get("properties", {})
         patterns = rules.get("patternProperties", {})
         extra = rules.get("additionalProperties", False if self.options.strict else True)
@@ -81,17 +103,24 @@ class ContainerLowering:
                 self.never(slot, f"required property {name!r} can never be valid")
                 return
         names = {m[0] for m in members}
-        keys = self.additional_keys(names, pattern_dfas, extra, slot)
+        witness = rules.get("_extra_witness")  # (key automaton, its cache name, value schema)
+        keys = self.additional_keys(names, pattern_dfas, extra, slot, witness)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
             return
         cap = max(1, lo) if hi is None else hi
-        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where in keys]
+        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where, _ in keys]
+        # the additional members that can be the witness 'some member' asks for, holding its value
+        witnesses = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), both(sub, witness[2]), where)
+                     for k, sub, where, inside in keys if inside] if witness else None
+        if witnesses == []:
+            self.never(slot, "no additional property can hold the member that must exist")
+            return
         named = [m for m in members if m[1] is not False]
         # one name alone has an order only against additional keys, which may come before it
         if self.options.property_order == "any" and (len(named) > 1 or extras) and 0 < len(named) <= ANY_ORDER_MAX:
-            self.any_order_members(named, extras, lo, hi, cap, src, dst)
+            self.any_order_members(named, extras, witnesses, lo, hi, cap, src, dst)
             return
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
         self.prog.text(src, b"{", grid[0][0])
@@ -104,16 +133,58 @@ class ContainerLowering:
                 if member is not None and (hi is None or c < hi):
                     self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
         last = grid[-1]
+        found = [self.state(src) for _ in range(cap + 1)] if witnesses else last  # a witness written
         for c in range(cap + 1):
             if c >= lo:
-                self.ws(last[c], end)
+                self.ws(found[c], end)
             if hi is not None and c >= hi:
                 continue
             for member in extras:
                 self.next_member(last[c], c, member, last[min(c + 1, cap)])
+                if witnesses:
+                    self.next_member(found[c], c, member, found[min(c + 1, cap)])
+            for member in witnesses or ():
+                self.next_member(last[c], c, member, found[min(c + 1, cap)])
         self.prog.text(end, b"}", dst)
 
-    def any_order_members(self, named, extras, lo: int, hi: int | None, cap: int, src: int, dst: int) -> None:
+    def some_member(self, rules, slot, src, dst):
+        """An object with some member whose key is in a language and whose value meets a schema (the
+        complement of additionalProperties or patternProperties): one case per named property that
+        can be it, and one where an additional member is it."""
+        wanted, *others = rules["_some_member"]
+        rest = {k: v for k, v in rules.items() if k != "_some_member"}
+        if others:
+            rest["_some_member"] = others
+        props, required = rest.get("properties", {}), rest.get("required", [])
+        key_dfa, name = self.member_keys(wanted, slot)
+        patterns = [pattern_dfa(p, child(slot.pointer, "patternProperties", p), dialect=REGEX_DIALECT[self.options.dialect])
+                    for p in rest.get("patternProperties", {})]
+        for n in list(props) + [r for r in required if r not in props]:
+            if not key_dfa.matches(n) or props.get(n, True) is False:
+                continue
+            if n in props:
+                value = both(props[n], wanted["value"])
+            elif any(d.matches(n) for d in patterns):
+                value = wanted["value"]  # the lowering meets it with the patterns' schemas
+            else:
+                value = both(rest.get("additionalProperties", False if self.options.strict else True), wanted["value"])
+            case = {**rest, "properties": {**props, n: value}, "required": required + ([n] if n not in required else [])}
+            self.lower_object(case, slot, src, dst)
+        if "_extra_witness" in rest:
+            raise UnsupportedKeyword(slot.pointer, "not", "two members that must exist among additional properties", slot.via)
+        self.lower_object({**rest, "_extra_witness": (key_dfa, name, wanted["value"])}, slot, src, dst)
+
+    def member_keys(self, wanted: dict, slot):
+        """The keys a 'some member' constraint speaks of, as a scalar automaton, and a name for it."""
+        dialect = REGEX_DIALECT[self.options.dialect]
+        if "pattern" in wanted:
+            return pattern_dfa(wanted["pattern"], slot.pointer, dialect=dialect), ("pattern", wanted["pattern"])
+        keys = chardfa.complement(chardfa.literal_strings(list(wanted["outside"])))
+        for p in wanted["patterns"]:
+            keys = chardfa.difference(keys, pattern_dfa(p, slot.pointer, dialect=dialect))
+        return keys, ("outside", tuple(wanted["outside"]), tuple(wanted["patterns"]))
+
+    def any_order_members(self, named, extras, witnesses, lo: int, hi: int | None, cap: int, src: int, dst: int) -> None:
         """An object whose named properties come in any order, each at most once: one state per
         set of names already written and count of members (capped as in schema order), additional
         members anywhere between them. There are 2**n such states, so each holds only calls: to a
@@ -121,13 +192,15 @@ class ContainerLowering:
         n = len(named)
         members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
         required = sum(1 << i for i, m in enumerate(named) if m[3])
-        grid = {(seen, c): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)}
-        self.prog.text(src, b"{", grid[0, 0])
+        flags = (0, 1) if witnesses else (1,)  # 1: the member that must exist was written (or none must)
+        grid = {(seen, c, f): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)
+                for f in flags}
+        self.prog.text(src, b"{", grid[0, 0, flags[0]])
         closing, end = self.state(src), self.state(src)
         self.ws(closing, end)
         separators = [self.shared(("separator", count), lambda a, b, k=count: self.separator(a, b, k)) for count in (0, 1)]
-        for (seen, c), here in grid.items():
-            if c >= lo and seen & required == required:
+        for (seen, c, f), here in grid.items():
+            if c >= lo and seen & required == required and f:
                 self.prog.epsilon(here, closing)
             if hi is not None and c >= hi:
                 continue
@@ -136,9 +209,11 @@ class ContainerLowering:
             self.prog.call(here, separators[min(c, 1)], start)
             for i, member in enumerate(members):
                 if not seen >> i & 1:
-                    self.prog.call(start, member, grid[seen | 1 << i, after])
+                    self.prog.call(start, member, grid[seen | 1 << i, after, f])
             for member in extras:
-                self.prog.call(start, member, grid[seen, after])
+                self.prog.call(start, member, grid[seen, after, f])
+            for member in witnesses or ():
+                self.prog.call(start, member, grid[seen, after, 1])
         self.prog.text(end, b"}", dst)
 
     def named_member(self, name: str, sub, where: Slot) -> int:
@@ -165,30 +240,34 @@ class ContainerLowering:
         self.separator(src, start, count)
         self.prog.call(start, member, dst)
 
-    def additional_keys(self, names, pattern_dfas, extra, slot: Slot):
-        """(key fragment, value schema, slot) for keys beyond the declared names.
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, witness=None):
+        """(key fragment, value schema, slot, inside the witness's keys) for keys beyond the names.
 
-        The keys are split into regions by which patterns they match; a key matching several
-        patterns must satisfy all their schemas, one matching none the additionalProperties schema.
+        The keys are split into regions by which patterns they match (and whether a witness of
+        'some member' may have them); a key matching several patterns must satisfy all their
+        schemas, one matching none the additionalProperties schema.
         """
-        cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas))
+        dfas = [d for d, _, _ in pattern_dfas] + ([witness[0]] if witness else [])
+        cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
+                     witness[1] if witness else None)
         regions = self._regions.get(cache_key)
         if regions is None:
-            regions = self._regions[cache_key] = self.key_regions(names, [d for d, _, _ in pattern_dfas], slot)
+            regions = self._regions[cache_key] = self.key_regions(names, dfas, slot)
         out = []
         for i, (keys, hits) in enumerate(regions):
-            subs = [pattern_dfas[h][1:] for h in hits]
+            inside = witness is not None and len(pattern_dfas) in hits
+            subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
             if not subs:
                 if extra is not False:
                     out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
-                                extra, slot.at("additionalProperties")))
+                                extra, slot.at("additionalProperties"), inside))
                 continue
             schema = subs[0][0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
             if schema is not False:
                 out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
-                            schema, subs[0][1]))
+                            schema, subs[0][1], inside))
         return out
 
     def key_regions(self, names, dfas, slot: Slot):

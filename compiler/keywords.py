@@ -9,7 +9,7 @@ IMPLEMENTED = frozenset({
     "type", "enum", "const",
     "properties", "required", "additionalProperties", "patternProperties",
     "minProperties", "maxProperties",
-    "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains",
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
     "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",

@@ -351,6 +351,12 @@ def _plain_schema(rules: dict) -> dict:
     extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
     extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
     extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
+    for some in rules.get("_some_member", ()):
+        if "pattern" in some:
+            extra.append({"not": {"patternProperties": {some["pattern"]: {"not": some["value"]}}}})
+        else:
+            extra.append({"not": {"properties": {n: True for n in some["outside"]}, "additionalProperties": {"not": some["value"]},
+                                  "patternProperties": {p: True for p in some["patterns"]}}})
     if extra:
         out["allOf"] = extra
     return out

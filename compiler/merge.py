@@ -18,7 +18,7 @@ NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$sc
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
-MARKERS = ("_not_values", "_not_patterns", "_not_multiples", "_not_integer")  # complements' leaves (boolean.py)
+MARKERS = ("_not_values", "_not_patterns", "_not_multiples", "_not_integer", "_some_member")  # complements' leaves (boolean.py)
 
 
 def constraints(schema: dict) -> dict:

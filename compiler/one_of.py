@@ -18,12 +18,12 @@ APPLIES = {
     "string": {"minLength", "maxLength", "pattern", "format"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
     "object": {"properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties"},
-    "array": {"items", "prefixItems", "additionalItems", "minItems", "maxItems"},
+    "array": {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains"},
     "boolean": set(),
     "null": set(),
 }
 OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref", "if", "then", "else", "dependentRequired", "dependentSchemas",
-          "dependencies", "_not_values", "_not_patterns", "_not_multiples", "_not_integer"}
+          "dependencies", "_not_values", "_not_patterns", "_not_multiples", "_not_integer", "_some_member"}
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 
 

@@ -23,6 +23,9 @@ from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
 
+NON_INTEGER = r"^-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*$"  # a number whose value is not an integer, without exponent
+
+
 class ScalarLowering:
     """Mixin of ``Lowering``: one method per scalar type, and the scalar-automaton lowering."""
 
@@ -47,10 +50,8 @@ class ScalarLowering:
             xlo, lo = (lo, None) if xlo else (None, lo)
         if isinstance(xhi, bool):
             xhi, hi = (hi, None) if xhi else (None, hi)
-        if rules.get("_not_integer"):
-            if integer:
-                return self.never(slot, "'not integer' of an integer")
-            raise UnsupportedKeyword(child(slot.pointer, "not"), "not", "'not integer' among numbers", slot.via)
+        if rules.get("_not_integer") and integer:
+            return self.never(slot, "'not integer' of an integer")
         portable = self.options.dialect == "portable"
         formats = rules.get("format", ())
         formats = formats if isinstance(formats, tuple) else (formats,)
@@ -67,8 +68,9 @@ class ScalarLowering:
                     lo = bounds[0] if not _is_number(lo) else max(lo, bounds[0])
                     hi = bounds[1] if not _is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        fraction = bool(rules.get("_not_integer"))
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
-               tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)))
+               tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)), fraction)
         try:
             frag = self._shared.get(key)
             if frag is None:
@@ -82,6 +84,8 @@ class ScalarLowering:
                     dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
                 for step in not_steps:
                     dfa = chardfa.difference(dfa, number_dfa(integer, multiple_of=step, pointer=slot.pointer, portable=False))
+                if fraction:  # not an integer: written with a non-zero fraction digit (canonical shape)
+                    dfa = chardfa.intersect(dfa, pattern_dfa(NON_INTEGER, slot.pointer))
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))

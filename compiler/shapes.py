@@ -70,7 +70,8 @@ class Shapes:
         if kind in (MAP, DATA):
             inner = SCHEMA if kind == MAP else DATA
             return [(k, v, inner) for k, v in node.items()]
-        return [(k, v, _kind_under(k, v)) for k, v in node.items() if k in VOCABULARY and k not in _IGNORED]
+        return [(k, v, _kind_under(k, v)) for k, v in node.items()
+                if (k in VOCABULARY or k.startswith("_")) and k not in _IGNORED]  # "_": the lowering's markers
 
     def _content(self, node, kind: int) -> tuple:
         # a list's parts sort by index (their order), a dict's by key

@@ -194,7 +194,7 @@ def _non_negative_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
 _BOUNDS = ("minimum", "maximum", "multipleOf")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 
@@ -295,7 +295,7 @@ class Validator:
                 compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value))
                 sub(f"/patternProperties/{escape(pat)}", value)
             self._pattern_props[id(node)] = compiled
-        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else"):
+        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains"):
             if key in node:
                 sub("/" + key, node[key])
         for key in ("dependentRequired", "dependentSchemas", "dependencies"):
@@ -534,6 +534,15 @@ class Validator:
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not True:
                 errors.extend((yield (value, sub, (path, f"/{i}"))))
+        if "contains" in schema:
+            matches = 0
+            for value in instance:
+                matches += not (yield (value, schema["contains"], path))
+            least, most = schema.get("minContains", 1), schema.get("maxContains")
+            if matches < least:
+                errors.append(f"{_show(pointer_of(path))}: fewer than {_num(least)} items match 'contains'")
+            if most is not None and matches > most:
+                errors.append(f"{_show(pointer_of(path))}: more than {_num(most)} items match 'contains'")
         return errors
 
 

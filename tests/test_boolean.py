@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 import constrain
 
 NAMES = ["a", "b", "c"]
-SCALARS = [None, True, False, 0, 1, 2, 3.5, -1, "", "a", "ab", "ba", "abc"]
+SCALARS = [None, True, False, 0, 1, 2, 3.5, -1, -0.25, 4.5, "", "a", "ab", "ba", "abc"]
 MEMBER_VALUES = [1, "a", None, {"a": 1}]
 OBJECTS = [dict(zip(keys, values)) for n in range(4) for keys in itertools.combinations(NAMES, n)
            for values in itertools.product(MEMBER_VALUES, repeat=n)]
-UNIVERSE = SCALARS + OBJECTS + [[], [1], ["a", 1], [None, None, None], {"d": 1}, {"a": 1, "d": "x"}]
+ARRAYS = [list(t) for n in range(4) for t in itertools.product([1, None, "a"], repeat=n)]
+UNIVERSE = SCALARS + OBJECTS + ARRAYS + [{"d": 1}, {"a": 1, "d": "x"}, [[1]], [{"a": 1}]]
 
 leaf = st.one_of(
     st.sampled_from(["null", "boolean", "integer", "number", "string", "object", "array"]).map(lambda t: {"type": t}),
@@ -38,6 +39,14 @@ leaf = st.one_of(
     st.integers(0, 2).map(lambda n: {"maxItems": n}),
     st.just({"prefixItems": [{"type": "integer"}]}),
     st.just({"items": False}),
+    st.just({"items": {"type": "integer"}}),
+    st.sampled_from([{"type": "integer"}, {"const": None}]).map(lambda c: {"contains": c}),
+    st.tuples(st.integers(0, 2), st.none() | st.integers(0, 2)).map(
+        lambda t: {"contains": {"type": "null"}, "minContains": t[0], **({"maxContains": t[1]} if t[1] is not None else {})}),
+    st.just({"properties": {"a": True}, "additionalProperties": False}),
+    st.just({"properties": {"b": True}, "additionalProperties": {"type": "integer"}}),
+    st.just({"patternProperties": {"^[bd]": {"type": "string"}}}),
+    st.just({"patternProperties": {"^a": {"type": "integer"}}, "additionalProperties": {"type": "null"}}),
     st.just(True),
     st.just(False),
 )
@@ -108,6 +117,9 @@ def test_boolean_keywords_agree_below_a_property(schema):
     {"type": "object", "dependentRequired": {"a": ["b", "c"]}},
     {"type": "object", "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}},
     {"oneOf": [{"type": "string", "minLength": 2}, {"type": "string", "pattern": "b$"}]},
+    {"oneOf": [{"properties": {"a": {}}, "additionalProperties": False}, {"properties": {"b": {}}, "required": ["b"]}]},
+    {"not": {"patternProperties": {"^a": {"type": "integer"}}, "additionalProperties": False}},
+    {"type": "number", "not": {"type": "integer"}, "maximum": 4},
 ])
 def test_shapes_seen_in_real_schemas_compile_exactly(schema):
     """Forms that were refused before (not of several names, overlapping oneOf, conditionals)."""
