@@ -133,7 +133,9 @@ class Complement:
         if key == "patternProperties":
             return [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub}}]}
                     for p, sub in value.items() if not is_trivial(sub)]
-        if key in ("items", "additionalItems", "propertyNames"):
+        if key == "propertyNames":  # some key it rules out
+            return [] if is_trivial(value) else [{"type": "object", "_some_member": [{"names": value, "value": True}]}]
+        if key in ("items", "additionalItems"):
             raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key} (a member that must exist somewhere)", at.via)
         if key == "allOf":
             return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(value)]

@@ -207,6 +207,10 @@ def intersect(a: CharDFA, b: CharDFA, max_states: int = 100_000) -> CharDFA:
     return _build((a.start, b.start), lambda k: k[0] in a.accepting and k[1] in b.accepting, successors, max_states)
 
 
+def union(a: CharDFA, b: CharDFA) -> CharDFA:
+    return complement(intersect(complement(a), complement(b)))
+
+
 def difference(a: CharDFA, b: CharDFA) -> CharDFA:
     return intersect(a, complement(b))
 

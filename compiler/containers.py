@@ -82,11 +82,14 @@ class ContainerLowering:
         for p, sub in patterns.items():
             dfa = pattern_dfa(p, child(slot.pointer, "patternProperties", p), dialect=REGEX_DIALECT[self.options.dialect])
             pattern_dfas.append((dfa, sub, slot.at("patternProperties", p)))
+        allowed = self.key_language(rules["propertyNames"], slot.at("propertyNames")) if "propertyNames" in rules else None
         members = []  # (name, schema, slot, required)
         for name, sub in props.items():
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
             for s, ps in hits:
                 sub = self.meet(sub, s, ps) if isinstance(sub, dict) else (False if sub is False else s)
+            if allowed is not None and not allowed.matches(name):
+                sub = False  # propertyNames rules the name out
             members.append((name, sub, slot.at("properties", name), name in required))
         for name in required:
             if not isinstance(name, str):
@@ -95,6 +98,8 @@ class ContainerLowering:
                 continue
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
             sub, where = (hits[0] if len(hits) == 1 else (extra, slot.at("additionalProperties")))
+            if allowed is not None and not allowed.matches(name):
+                sub = False
             if len(hits) > 1:
                 raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "a required name matching several patterns", slot.via)
             members.append((name, sub, where, True))
@@ -104,7 +109,8 @@ class ContainerLowering:
                 return
         names = {m[0] for m in members}
         witness = rules.get("_extra_witness")  # (key automaton, its cache name, value schema)
-        keys = self.additional_keys(names, pattern_dfas, extra, slot, witness)
+        keys = self.additional_keys(names, pattern_dfas, extra, slot, witness,
+                                    (allowed, self.schema_key(rules["propertyNames"])) if allowed is not None else None)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
@@ -177,6 +183,9 @@ class ContainerLowering:
     def member_keys(self, wanted: dict, slot):
         """The keys a 'some member' constraint speaks of, as a scalar automaton, and a name for it."""
         dialect = REGEX_DIALECT[self.options.dialect]
+        if "names" in wanted:  # a key propertyNames rules out
+            allowed = self.key_language(wanted["names"], slot.at("propertyNames"))
+            return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(wanted["names"]))
         if "pattern" in wanted:
             return pattern_dfa(wanted["pattern"], slot.pointer, dialect=dialect), ("pattern", wanted["pattern"])
         keys = chardfa.complement(chardfa.literal_strings(list(wanted["outside"])))
@@ -240,7 +249,7 @@ class ContainerLowering:
         self.separator(src, start, count)
         self.prog.call(start, member, dst)
 
-    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, witness=None):
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, witness=None, allowed=None):
         """(key fragment, value schema, slot, inside the witness's keys) for keys beyond the names.
 
         The keys are split into regions by which patterns they match (and whether a witness of
@@ -249,10 +258,10 @@ class ContainerLowering:
         """
         dfas = [d for d, _, _ in pattern_dfas] + ([witness[0]] if witness else [])
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
-                     witness[1] if witness else None)
+                     witness[1] if witness else None, allowed[1] if allowed else None)
         regions = self._regions.get(cache_key)
         if regions is None:
-            regions = self._regions[cache_key] = self.key_regions(names, dfas, slot)
+            regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, allowed[0] if allowed else None)
         out = []
         for i, (keys, hits) in enumerate(regions):
             inside = witness is not None and len(pattern_dfas) in hits
@@ -270,9 +279,11 @@ class ContainerLowering:
                             schema, subs[0][1], inside))
         return out
 
-    def key_regions(self, names, dfas, slot: Slot):
-        """Keys other than ``names``, split by which pattern automata they match: (automaton, indexes)."""
-        regions = [(chardfa.complement(chardfa.literal_strings(names)), [])]
+    def key_regions(self, names, dfas, slot: Slot, allowed=None):
+        """Keys other than ``names`` (among those ``allowed``), split by which pattern automata they
+        match: (automaton, indexes)."""
+        others = chardfa.complement(chardfa.literal_strings(names))
+        regions = [(others if allowed is None else chardfa.intersect(others, allowed), [])]
         for index, d in enumerate(dfas):
             refined = []
             for keys, hits in regions:

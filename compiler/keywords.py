@@ -8,7 +8,7 @@ annotation raises ``UnsupportedKeyword``; a keyword outside those vocabularies (
 IMPLEMENTED = frozenset({
     "type", "enum", "const",
     "properties", "required", "additionalProperties", "patternProperties",
-    "minProperties", "maxProperties",
+    "minProperties", "maxProperties", "propertyNames",
     "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains",
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",

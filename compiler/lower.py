@@ -352,7 +352,9 @@ def _plain_schema(rules: dict) -> dict:
     extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
     extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
     for some in rules.get("_some_member", ()):
-        if "pattern" in some:
+        if "names" in some:
+            extra.append({"not": {"propertyNames": some["names"]}})
+        elif "pattern" in some:
             extra.append({"not": {"patternProperties": {some["pattern"]: {"not": some["value"]}}}})
         else:
             extra.append({"not": {"properties": {n: True for n in some["outside"]}, "additionalProperties": {"not": some["value"]},

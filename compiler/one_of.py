@@ -17,7 +17,8 @@ from .merge import constraints, json_in
 APPLIES = {
     "string": {"minLength", "maxLength", "pattern", "format"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
-    "object": {"properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties"},
+    "object": {"properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+               "propertyNames"},
     "array": {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains"},
     "boolean": set(),
     "null": set(),

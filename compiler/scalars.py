@@ -14,7 +14,7 @@ from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, template
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
-from .merge import json_in
+from .merge import constraints, json_in
 from .numbers import number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
@@ -98,6 +98,58 @@ class ScalarLowering:
         self.prog.call(src, frag, dst)
 
     def lower_string(self, rules, slot, src, dst):
+        try:
+            terms = self.string_terms(rules, slot)
+            if terms == [(None, 0, None)]:
+                self.prog.call(src, self.shared("string", self.free_string), dst)
+                return
+            lowered = [term for d, a, b in terms if (term := _lengths(d or chardfa.any_string(), a, b))]
+        except OverflowError as exc:
+            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
+        if not lowered:
+            self.never(slot, "no string satisfies pattern/format/length")
+            return
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        for dfa, count, a, b in lowered:
+            if count:
+                self.counted_string(dfa, a, b, open_, close)
+            else:
+                self.lower_chardfa(dfa, open_, close, literal=False)
+        self.prog.text(close, b'"', dst)
+
+    def key_language(self, schema, slot) -> CharDFA | None:
+        """The strings a ``propertyNames`` schema allows, as one scalar automaton (None: any)."""
+        schema, slot = self.follow_refs(schema, slot)
+        if schema is True or schema is False:
+            return None if schema else chardfa.literal_strings([])
+        rules = constraints(schema)
+        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const"})
+        if other:
+            raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames with {other[0]}", slot.via)
+        if not rules:
+            return None
+        kinds = rules.get("type", "string")
+        if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
+            return chardfa.literal_strings([])
+        keys = None
+        if "enum" in rules or "const" in rules:
+            values = rules.get("enum", [rules.get("const")]) if "const" not in rules or "enum" not in rules else [
+                v for v in rules["enum"] if json_in(v, [rules["const"]])]
+            keys = chardfa.literal_strings([v for v in values if isinstance(v, str)])
+        try:
+            terms = [chardfa.with_length(d or chardfa.any_string(), a, b) for d, a, b in self.string_terms(rules, slot)]
+        except OverflowError as exc:
+            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
+        allowed = terms[0]
+        for term in terms[1:]:
+            allowed = chardfa.union(allowed, term)
+        return allowed if keys is None else chardfa.intersect(keys, allowed)
+
+    def string_terms(self, rules, slot) -> list:
+        """The strings ``rules`` allow, as a union of scalar automata each within a length range
+        ``(automaton or None for any string, least, most or None)``; most schemas have one term,
+        hostname two (its total length is a range)."""
         patterns = rules.get("pattern", ())
         formats = rules.get("format", ())
         patterns = patterns if isinstance(patterns, tuple) else (patterns,)
@@ -108,8 +160,6 @@ class ScalarLowering:
                 if not (isinstance(bound, float) and bound.is_integer() and bound >= 0):
                     raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
         lo, hi = int(lo), None if hi is None else int(hi)
-        # the strings allowed, as a union of scalar automata each within a length range (None:
-        # any string); most schemas have one term, hostname two (its total length is a range)
         terms: list[tuple[CharDFA | None, int, int | None]] = [(None, lo, hi)]
         try:
             for p in patterns:
@@ -136,26 +186,10 @@ class ScalarLowering:
                 either = "either" if self.options.dialect == "portable" else "ecma"
                 pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"), dialect=either)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
-            if terms == [(None, 0, None)]:
-                self.prog.call(src, self.shared("string", self.free_string), dst)
-                return
-            lowered = [term for d, a, b in terms if (term := _lengths(d or chardfa.any_string(), a, b))]
-        except OverflowError as exc:
-            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         except SchemaError as exc:
             exc.via = slot.via
             raise
-        if not lowered:
-            self.never(slot, "no string satisfies pattern/format/length")
-            return
-        open_, close = self.state(src), self.state(src)
-        self.prog.text(src, b'"', open_)
-        for dfa, count, a, b in lowered:
-            if count:
-                self.counted_string(dfa, a, b, open_, close)
-            else:
-                self.lower_chardfa(dfa, open_, close, literal=False)
-        self.prog.text(close, b'"', dst)
+        return terms
 
     def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int) -> None:
         """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block over its template

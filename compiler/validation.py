@@ -295,7 +295,7 @@ class Validator:
                 compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value))
                 sub(f"/patternProperties/{escape(pat)}", value)
             self._pattern_props[id(node)] = compiled
-        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains"):
+        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames"):
             if key in node:
                 sub("/" + key, node[key])
         for key in ("dependentRequired", "dependentSchemas", "dependencies"):
@@ -501,6 +501,10 @@ class Validator:
             errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minProperties'])} properties")
         if "maxProperties" in schema and len(instance) > schema["maxProperties"]:
             errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxProperties'])} properties")
+        if "propertyNames" in schema:
+            for name in instance:
+                if (yield (name, schema["propertyNames"], path)):
+                    errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
         properties = schema.get("properties", {})
         patterns = self._pattern_props.get(id(schema), ())
         additional = schema.get("additionalProperties", True)

@@ -21,7 +21,7 @@ MEMBER_VALUES = [1, "a", None, {"a": 1}]
 OBJECTS = [dict(zip(keys, values)) for n in range(4) for keys in itertools.combinations(NAMES, n)
            for values in itertools.product(MEMBER_VALUES, repeat=n)]
 ARRAYS = [list(t) for n in range(4) for t in itertools.product([1, None, "a"], repeat=n)]
-UNIVERSE = SCALARS + OBJECTS + ARRAYS + [{"d": 1}, {"a": 1, "d": "x"}, [[1]], [{"a": 1}]]
+UNIVERSE = SCALARS + OBJECTS + ARRAYS + [{"d": 1}, {"a": 1, "d": "x"}, {"ab": 1}, [[1]], [{"a": 1}]]
 
 leaf = st.one_of(
     st.sampled_from(["null", "boolean", "integer", "number", "string", "object", "array"]).map(lambda t: {"type": t}),
@@ -40,6 +40,7 @@ leaf = st.one_of(
     st.just({"prefixItems": [{"type": "integer"}]}),
     st.just({"items": False}),
     st.just({"items": {"type": "integer"}}),
+    st.sampled_from([{"pattern": "^[ab]"}, {"enum": ["a", "d"]}, {"maxLength": 0}]).map(lambda n: {"propertyNames": n}),
     st.sampled_from([{"type": "integer"}, {"const": None}]).map(lambda c: {"contains": c}),
     st.tuples(st.integers(0, 2), st.none() | st.integers(0, 2)).map(
         lambda t: {"contains": {"type": "null"}, "minContains": t[0], **({"maxContains": t[1]} if t[1] is not None else {})}),
@@ -120,6 +121,8 @@ def test_boolean_keywords_agree_below_a_property(schema):
     {"oneOf": [{"properties": {"a": {}}, "additionalProperties": False}, {"properties": {"b": {}}, "required": ["b"]}]},
     {"not": {"patternProperties": {"^a": {"type": "integer"}}, "additionalProperties": False}},
     {"type": "number", "not": {"type": "integer"}, "maximum": 4},
+    {"properties": {"a": {}, "ab": {}}, "propertyNames": {"maxLength": 1}},
+    {"not": {"propertyNames": {"pattern": "^[ab]"}}},
 ])
 def test_shapes_seen_in_real_schemas_compile_exactly(schema):
     """Forms that were refused before (not of several names, overlapping oneOf, conditionals)."""

@@ -57,7 +57,7 @@ def test_sample_has_no_invalidation_errors_and_no_traps(tmp_path):
 def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path):
     """``benchmarks/compile_times.py`` (runs without MaskBench: a folder of two schema files)."""
     (tmp_path / "a.json").write_text(json.dumps({"schema": {"type": "string", "maxLength": 300}}))
-    (tmp_path / "b.json").write_text(json.dumps({"schema": {"type": "object", "uniqueItems": True, "contains": {}}}))
+    (tmp_path / "b.json").write_text(json.dumps({"schema": {"type": "object", "uniqueItems": True}}))
     done = benchmark_scripts.run("compile_times", tmp_path, "--property-order", "any")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 schemas compiled (of 2)" in done.stdout
@@ -91,7 +91,7 @@ def test_compile_times_beside_llguidance(tmp_path, llama3_tokenizer):
     llguidance's time beside ours on each of the slowest schemas."""
     pytest.importorskip("llguidance", reason="--llguidance times llguidance")
     files = _write_cases(tmp_path, {"a.json": {"schema": {"type": "string", "maxLength": 5000}},
-                                    "b.json": {"schema": {"type": "object", "uniqueItems": True, "contains": {}}}})
+                                    "b.json": {"schema": {"type": "object", "uniqueItems": True}}})
     done = benchmark_scripts.run("compile_times", tmp_path, "--files", files, "--llguidance")
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()

@@ -196,7 +196,7 @@ def test_bad_arguments_are_refused_before_calling():
     with pytest.raises(ValueError):
         generate_json(script, ORDER, MESSAGES, max_attempts=0)
     with pytest.raises(UnsupportedKeyword):
-        generate_json(script, {"contains": {}}, MESSAGES)
+        generate_json(script, {"uniqueItems": True}, MESSAGES)
     assert script.calls == []
 
 
