@@ -50,7 +50,9 @@ Measured per mode, batch size and decoding:
   the machine. "full batch" (vLLM): the batch size over the median time of an engine step in which
   every request of the chunk got a token and none its first (prefill left out): the throughput at
   that batch size whatever the outputs' lengths, the figure to compare modes by; the processor
-  time below is the direct measure of a constraint's cost.
+  time below is the direct measure of a constraint's cost. "paired" (constrain in a backend's
+  engine): the median, over turns, of its full-batch tok/s over the backend's in the same turn,
+  which cancels the drift between chunks minutes apart.
 - TTFT: from the call (the chunk's submission for vLLM) to the first token, building the processor
   or grammar included. Each mode starts cold (constrain's compile cache is emptied, each vLLM backend
   has its own engine, vLLM's prefix cache is off); its sampling runs follow its greedy run.
@@ -331,7 +333,8 @@ class ProcClock:
 
 PROC = ProcClock()
 CHUNKS = itertools.count()  # vLLM chunk numbers, unique across modes
-STEPS: dict[tuple, list[tuple[float, int, int]]] = {}  # vLLM: (seconds, rows served, rows' first tokens) per step
+STEPS: dict[tuple, list[tuple[float, int, int, int]]] = {}  # vLLM: (seconds, rows served, rows' first tokens, chunk) per step
+ROUNDS: dict[int, int] = {}  # vLLM chunk -> the turn it ran in (one chunk of each mode of an engine a turn)
 
 
 class Stamps:
@@ -689,7 +692,7 @@ def _vllm_chunk(llm, mode, requests, args, next_id, bar=None) -> None:
         if constrained and PROC.step_ns:
             PROC.add(PROC.step_ns, rows)
         if PROC.key is not None and rows:
-            STEPS.setdefault(PROC.key, []).append((step_s, rows, firsts))
+            STEPS.setdefault(PROC.key, []).append((step_s, rows, firsts, requests[0][0].chunk))
 
 
 def vllm_engines(modes: list[str], separate: bool) -> list[tuple[str | None, list[str]]]:
@@ -752,6 +755,7 @@ def _vllm_batch(llm, labels, batch, items, runs, args, ids, next_id, records) ->
                     PROC.key = (labels[mode], batch, run.decoding)
                     requests = []
                     chunk = next(CHUNKS)
+                    ROUNDS[chunk] = turn
                     for j in range(start, min(start + batch, n)):
                         item = planned[j]
                         rec = Record(labels[mode], item.name, item.source, run.decoding, run.seed(j), batch, chunk)
@@ -836,7 +840,7 @@ def summarise(records: list[Record]) -> list[dict]:
         per_request = [(r.tokens - 1) / (r.last - r.first) for r in ok
                        if r.first is not None and r.tokens > 1 and r.last > r.first]
         proc = PROC.samples.get(key, [])
-        full = [s for s, rows, firsts in STEPS.get(key, []) if rows == key[1] and not firsts]
+        full = [s for s, rows, firsts, _ in STEPS.get(key, []) if rows == key[1] and not firsts]
         n = len(recs)
         rows.append({
             "mode": key[0], "batch": key[1], "decoding": key[2], "requests": n,
@@ -846,6 +850,7 @@ def summarise(records: list[Record]) -> list[dict]:
             "request_tok_s_p50": percentile(per_request, 50),
             "full_steps": len(full), "full_step_ms_p50": _ms(percentile(full, 50)),
             "full_tok_s": key[1] / percentile(full, 50) if full else None,
+            "paired": paired_full_batch(key),
             "mean_tokens": statistics.fmean(r.tokens for r in ok) if ok else None,
             "ttft_p50_ms": _ms(percentile([r.first for r in ok if r.first is not None], 50)),
             "ttft_p99_ms": _ms(percentile([r.first for r in ok if r.first is not None], 99)),
@@ -859,6 +864,26 @@ def summarise(records: list[Record]) -> list[dict]:
     return rows
 
 
+def full_batch_by_turn(key) -> dict[int, float]:
+    """Full-batch tok/s of each turn's chunk of one mode (median step with every row live)."""
+    by_turn: dict[int, list[float]] = {}
+    for s, rows, firsts, chunk in STEPS.get(key, []):
+        if rows == key[1] and not firsts:
+            by_turn.setdefault(ROUNDS[chunk], []).append(s)
+    return {turn: key[1] / statistics.median(steps) for turn, steps in by_turn.items()}
+
+
+def paired_full_batch(key) -> float | None:
+    """constrain in a backend's engine against that backend, turn by turn: the median of the
+    ratios of their full-batch tok/s in the same turn (chunks minutes apart drift; neighbours less)."""
+    mode, batch, decoding = key
+    if "@" not in mode:
+        return None
+    ours, theirs = full_batch_by_turn(key), full_batch_by_turn(("vllm:" + mode.split("@")[1], batch, decoding))
+    ratios = [ours[t] / theirs[t] for t in ours if t in theirs]
+    return statistics.median(ratios) if ratios else None
+
+
 def _ms(seconds):
     return None if seconds is None else seconds * 1000
 
@@ -868,14 +893,14 @@ def _fmt(value, spec: str, dash: str = "—") -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["mode", "batch", "decoding", "n", "decode tok/s", "per request", "full batch", "TTFT p50 ms", "proc µs/tok p50",
-            "p99", "tokens", "parse", "valid", "cut", "errors"]
+    head = ["mode", "batch", "decoding", "n", "decode tok/s", "per request", "full batch", "paired", "TTFT p50 ms",
+            "proc µs/tok p50", "p99", "tokens", "parse", "valid", "cut", "errors"]
     lines = [head]
     for r in rows:
         errors = str(r["errors"]) + (f" (+{r['fallbacks']} fallback)" if r["fallbacks"] else "")
         lines.append([r["mode"], str(r["batch"]), r["decoding"], str(r["requests"]),
                       _fmt(r["decode_tok_s"], ".1f"), _fmt(r["request_tok_s_p50"], ".1f"),
-                      _fmt(r["full_tok_s"], ".1f"), _fmt(r["ttft_p50_ms"], ".0f"),
+                      _fmt(r["full_tok_s"], ".1f"), _fmt(r["paired"], ".2f"), _fmt(r["ttft_p50_ms"], ".0f"),
                       _fmt(r["proc_us_p50"], ".1f"), _fmt(r["proc_us_p99"], ".0f"), _fmt(r["mean_tokens"], ".0f"),
                       _fmt(r["parse_share"], ".0%"), _fmt(r["valid_share"], ".0%"), _fmt(r["cut_share"], ".0%"),
                       errors])
