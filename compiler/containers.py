@@ -9,6 +9,7 @@ from .merge import both
 from .refs import child
 from .regex import pattern_dfa
 
+MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
@@ -108,8 +109,8 @@ class ContainerLowering:
                 self.never(slot, f"required property {name!r} can never be valid")
                 return
         names = {m[0] for m in members}
-        witness = rules.get("_extra_witness")  # (key automaton, its cache name, value schema)
-        keys = self.additional_keys(names, pattern_dfas, extra, slot, witness,
+        wanted = rules.get("_extra_witness", ())  # [(key automaton, its cache name, value schema)]
+        keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
                                     (allowed, self.schema_key(rules["propertyNames"])) if allowed is not None else None)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
@@ -117,16 +118,21 @@ class ContainerLowering:
             return
         cap = max(1, lo) if hi is None else hi
         extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where, _ in keys]
-        # the additional members that can be the witness 'some member' asks for, holding its value
-        witnesses = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), both(sub, witness[2]), where)
-                     for k, sub, where, inside in keys if inside] if witness else None
-        if witnesses == []:
-            self.never(slot, "no additional property can hold the member that must exist")
-            return
+        # additional members that are witnesses some 'some member' asks for, holding their values:
+        # (member, the set of them it is a witness of, as a bit mask)
+        witnesses = []
+        for k, sub, where, inside in keys:
+            for mask in range(1, 1 << len(wanted)):
+                if mask & inside == mask:
+                    value = sub
+                    for t in range(len(wanted)):
+                        value = both(value, wanted[t][2]) if mask >> t & 1 else value
+                    witnesses.append((self.member(lambda a, b, k=k: self.prog.call(a, k, b), value, where), mask))
+        full = (1 << len(wanted)) - 1
         named = [m for m in members if m[1] is not False]
         # one name alone has an order only against additional keys, which may come before it
         if self.options.property_order == "any" and (len(named) > 1 or extras) and 0 < len(named) <= ANY_ORDER_MAX:
-            self.any_order_members(named, extras, witnesses, lo, hi, cap, src, dst)
+            self.any_order_members(named, extras, witnesses, full, lo, hi, cap, src, dst)
             return
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
         self.prog.text(src, b"{", grid[0][0])
@@ -138,19 +144,18 @@ class ContainerLowering:
                     self.prog.epsilon(grid[i][c], grid[i + 1][c])
                 if member is not None and (hi is None or c < hi):
                     self.next_member(grid[i][c], c, member, grid[i + 1][min(c + 1, cap)])
-        last = grid[-1]
-        found = [self.state(src) for _ in range(cap + 1)] if witnesses else last  # a witness written
-        for c in range(cap + 1):
-            if c >= lo:
-                self.ws(found[c], end)
-            if hi is not None and c >= hi:
-                continue
-            for member in extras:
-                self.next_member(last[c], c, member, last[min(c + 1, cap)])
-                if witnesses:
-                    self.next_member(found[c], c, member, found[min(c + 1, cap)])
-            for member in witnesses or ():
-                self.next_member(last[c], c, member, found[min(c + 1, cap)])
+        rows = [grid[-1]] + [[self.state(src) for _ in range(cap + 1)] for _ in range(full)]  # by witnesses written
+        for mask, row in enumerate(rows):
+            for c in range(cap + 1):
+                if c >= lo and mask == full:
+                    self.ws(row[c], end)
+                if hi is not None and c >= hi:
+                    continue
+                for member in extras:
+                    self.next_member(row[c], c, member, row[min(c + 1, cap)])
+                for member, found in witnesses:
+                    if found | mask != mask:
+                        self.next_member(row[c], c, member, rows[mask | found][min(c + 1, cap)])
         self.prog.text(end, b"}", dst)
 
     def some_member(self, rules, slot, src, dst):
@@ -176,9 +181,13 @@ class ContainerLowering:
                 value = both(rest.get("additionalProperties", False if self.options.strict else True), wanted["value"])
             case = {**rest, "properties": {**props, n: value}, "required": required + ([n] if n not in required else [])}
             self.lower_object(case, slot, src, dst)
-        if "_extra_witness" in rest:
-            raise UnsupportedKeyword(slot.pointer, "not", "two members that must exist among additional properties", slot.via)
-        self.lower_object({**rest, "_extra_witness": (key_dfa, name, wanted["value"])}, slot, src, dst)
+        if rest.get("additionalProperties", not self.options.strict) is False and not rest.get("patternProperties"):
+            return  # a closed object: only its named properties can be the witness
+        among = rest.get("_extra_witness", ())
+        if len(among) >= MAX_WITNESSES:
+            raise UnsupportedKeyword(slot.pointer, "not", f"more than {MAX_WITNESSES} members that must exist among "
+                                     "additional properties", slot.via)
+        self.lower_object({**rest, "_extra_witness": among + ((key_dfa, name, wanted["value"]),)}, slot, src, dst)
 
     def member_keys(self, wanted: dict, slot):
         """The keys a 'some member' constraint speaks of, as a scalar automaton, and a name for it."""
@@ -193,7 +202,8 @@ class ContainerLowering:
             keys = chardfa.difference(keys, pattern_dfa(p, slot.pointer, dialect=dialect))
         return keys, ("outside", tuple(wanted["outside"]), tuple(wanted["patterns"]))
 
-    def any_order_members(self, named, extras, witnesses, lo: int, hi: int | None, cap: int, src: int, dst: int) -> None:
+    def any_order_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
+                          dst: int) -> None:
         """An object whose named properties come in any order, each at most once: one state per
         set of names already written and count of members (capped as in schema order), additional
         members anywhere between them. There are 2**n such states, so each holds only calls: to a
@@ -201,15 +211,14 @@ class ContainerLowering:
         n = len(named)
         members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
         required = sum(1 << i for i, m in enumerate(named) if m[3])
-        flags = (0, 1) if witnesses else (1,)  # 1: the member that must exist was written (or none must)
         grid = {(seen, c, f): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)
-                for f in flags}
-        self.prog.text(src, b"{", grid[0, 0, flags[0]])
+                for f in range(full + 1)}  # f: the witnesses of 'some member' written, as a bit mask
+        self.prog.text(src, b"{", grid[0, 0, 0])
         closing, end = self.state(src), self.state(src)
         self.ws(closing, end)
         separators = [self.shared(("separator", count), lambda a, b, k=count: self.separator(a, b, k)) for count in (0, 1)]
         for (seen, c, f), here in grid.items():
-            if c >= lo and seen & required == required and f:
+            if c >= lo and seen & required == required and f == full:
                 self.prog.epsilon(here, closing)
             if hi is not None and c >= hi:
                 continue
@@ -221,8 +230,9 @@ class ContainerLowering:
                     self.prog.call(start, member, grid[seen | 1 << i, after, f])
             for member in extras:
                 self.prog.call(start, member, grid[seen, after, f])
-            for member in witnesses or ():
-                self.prog.call(start, member, grid[seen, after, 1])
+            for member, found in witnesses:
+                if found | f != f:
+                    self.prog.call(start, member, grid[seen, after, f | found])
         self.prog.text(end, b"}", dst)
 
     def named_member(self, name: str, sub, where: Slot) -> int:
@@ -249,22 +259,22 @@ class ContainerLowering:
         self.separator(src, start, count)
         self.prog.call(start, member, dst)
 
-    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, witness=None, allowed=None):
-        """(key fragment, value schema, slot, inside the witness's keys) for keys beyond the names.
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None):
+        """(key fragment, value schema, slot, whose witness it may be as a bit mask) for keys beyond the names.
 
         The keys are split into regions by which patterns they match (and whether a witness of
         'some member' may have them); a key matching several patterns must satisfy all their
         schemas, one matching none the additionalProperties schema.
         """
-        dfas = [d for d, _, _ in pattern_dfas] + ([witness[0]] if witness else [])
+        dfas = [d for d, _, _ in pattern_dfas] + [w[0] for w in wanted]
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
-                     witness[1] if witness else None, allowed[1] if allowed else None)
+                     tuple(w[1] for w in wanted), allowed[1] if allowed else None)
         regions = self._regions.get(cache_key)
         if regions is None:
             regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, allowed[0] if allowed else None)
         out = []
         for i, (keys, hits) in enumerate(regions):
-            inside = witness is not None and len(pattern_dfas) in hits
+            inside = sum(1 << (h - len(pattern_dfas)) for h in hits if h >= len(pattern_dfas))
             subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
             if not subs:
                 if extra is not False:

@@ -163,7 +163,9 @@ class Lowering(ScalarLowering, ContainerLowering):
             parts = rules.pop("allOf")
             if not isinstance(parts, list) or not parts:
                 raise InvalidSchema(child(slot.pointer, "allOf"), "allOf must be a non-empty array", slot.via)
-            merged = {}  # the branches first: their properties come before the schema's own
+            # the branches first (their properties come before the schema's own), met with the
+            # schema's type from the start, so that anyOf branches of other types are dropped early
+            merged = {"type": rules["type"]} if "type" in rules else {}
             for i, part in enumerate(parts + [rules]):
                 merged = self.meet(merged, part, slot.at("allOf", i) if i < len(parts) else slot)
                 if merged is False:

@@ -59,7 +59,26 @@ def both(a, b):
         return a
     if a is False or b is False:
         return False
+    kinds = [k for k in (_kinds(a), _kinds(b)) if k is not None]
+    if kinds:  # implied by the branches; read by later meets to drop branches early
+        return {"allOf": [a, b], "type": sorted(set.intersection(*kinds))}
     return {"allOf": [a, b]}
+
+
+def _kinds(schema) -> set[str] | None:
+    """The JSON types a schema's own ``type`` keyword allows (None: any), integer counted as number."""
+    if schema is False:
+        return set()
+    if not isinstance(schema, dict) or "type" not in schema:
+        return None
+    t = schema["type"]
+    return {"number" if k == "integer" else k for k in ([t] if isinstance(t, str) else t)}
+
+
+def _meets(*kinds) -> bool:
+    """Whether some value could have a type each of ``kinds`` allows."""
+    known = [k for k in kinds if k is not None]
+    return not known or bool(set.intersection(*known))
 
 
 def _types(schema) -> set[str] | None:
@@ -111,10 +130,12 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> di
             out[key] = both(va, vb)
         elif key == "multipleOf":
             out[key] = _merge_multiple(va, vb, pointer)
-        elif key == "anyOf":
-            out[key] = [both(x, y) for x in va for y in vb]
-            if len(out[key]) > 256:
+        elif key == "anyOf":  # every pair of branches, but those whose types cannot meet
+            kinds = _kinds(out)
+            pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
+            if len(pairs) > 256:
                 raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
+            out[key] = [both(x, y) for x, y in pairs] or [False]
         elif key == "allOf":
             out[key] = list(va) + list(vb)
         elif key == "not":  # neither a nor b: not (a or b)

@@ -40,7 +40,8 @@ leaf = st.one_of(
     st.just({"prefixItems": [{"type": "integer"}]}),
     st.just({"items": False}),
     st.just({"items": {"type": "integer"}}),
-    st.sampled_from([{"pattern": "^[ab]"}, {"enum": ["a", "d"]}, {"maxLength": 0}]).map(lambda n: {"propertyNames": n}),
+    st.sampled_from([{"pattern": "^[ab]"}, {"enum": ["a", "d"]}, {"maxLength": 0}, {"not": {"const": "b"}},
+                     {"not": {"pattern": "^a", "maxLength": 1}}]).map(lambda n: {"propertyNames": n}),
     st.sampled_from([{"type": "integer"}, {"const": None}]).map(lambda c: {"contains": c}),
     st.tuples(st.integers(0, 2), st.none() | st.integers(0, 2)).map(
         lambda t: {"contains": {"type": "null"}, "minContains": t[0], **({"maxContains": t[1]} if t[1] is not None else {})}),
