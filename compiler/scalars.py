@@ -124,15 +124,14 @@ class ScalarLowering:
         if schema is True or schema is False:
             return None if schema else chardfa.literal_strings([])
         rules = constraints(schema)
-        ruled_out = self.key_language(rules.pop("not"), slot.at("not")) if "not" in rules else None
-        if ruled_out is not None:  # the keys 'not' allows are the ones ruled out here
-            rules["_keys_out"] = ruled_out
-        elif "not" in schema:
+        negated = "not" in rules
+        ruled_out = self.key_language(rules.pop("not"), slot.at("not")) if negated else None  # keys 'not' allows
+        if negated and ruled_out is None:
             return chardfa.literal_strings([])  # not of a schema every key meets
-        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const", "_keys_out"})
+        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const"})
         if other:
             raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames with {other[0]}", slot.via)
-        if not rules:
+        if not rules and ruled_out is None:
             return None
         kinds = rules.get("type", "string")
         if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
@@ -149,8 +148,8 @@ class ScalarLowering:
         allowed = terms[0]
         for term in terms[1:]:
             allowed = chardfa.union(allowed, term)
-        if "_keys_out" in rules:
-            allowed = chardfa.difference(allowed, rules["_keys_out"])
+        if ruled_out is not None:
+            allowed = chardfa.difference(allowed, ruled_out)
         return allowed if keys is None else chardfa.intersect(keys, allowed)
 
     def string_terms(self, rules, slot) -> list:

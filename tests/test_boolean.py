@@ -124,6 +124,7 @@ def test_boolean_keywords_agree_below_a_property(schema):
     {"type": "number", "not": {"type": "integer"}, "maximum": 4},
     {"properties": {"a": {}, "ab": {}}, "propertyNames": {"maxLength": 1}},
     {"not": {"propertyNames": {"pattern": "^[ab]"}}},
+    {"propertyNames": {"not": {"const": "b"}}},
 ])
 def test_shapes_seen_in_real_schemas_compile_exactly(schema):
     """Forms that were refused before (not of several names, overlapping oneOf, conditionals)."""
