@@ -63,6 +63,8 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise SchemaTooComplex(self._slot.pointer, str(exc), self._slot.via) from None
         except RecursionError:
             raise SchemaTooComplex(self._slot.pointer, "schema nested too deeply", self._slot.via) from None
+        except OverflowError as exc:  # a scalar automaton (complements, products of patterns) past its bound
+            raise SchemaTooComplex(self._slot.pointer, f"an automaton with {exc}", self._slot.via) from None
         self.prog.finish(root)
         if not self.prog.root_is_live():
             slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")

@@ -15,7 +15,7 @@ from .counting import FOREVER_MAX, by_target, counted, template
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
-from .numbers import number_dfa
+from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
 from .validation import _is_number
@@ -82,10 +82,11 @@ class ScalarLowering:
                              "exclusive_maximum": math.nextafter(v, math.inf)} if portable
                             else {"minimum": v, "maximum": v})
                     dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
-                for step in not_steps:
-                    dfa = chardfa.difference(dfa, number_dfa(integer, multiple_of=step, pointer=slot.pointer, portable=False))
+                for step in not_steps:  # products of remainders: bounded like the number automaton itself
+                    multiples = number_dfa(integer, multiple_of=step, pointer=slot.pointer, portable=False)
+                    dfa = chardfa.intersect(dfa, chardfa.complement(multiples), max_states=NUMBER_STATES)
                 if fraction:  # not an integer: written with a non-zero fraction digit (canonical shape)
-                    dfa = chardfa.intersect(dfa, pattern_dfa(NON_INTEGER, slot.pointer))
+                    dfa = chardfa.intersect(dfa, pattern_dfa(NON_INTEGER, slot.pointer), max_states=NUMBER_STATES)
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
                 frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))

@@ -152,3 +152,17 @@ def test_not_of_a_recursive_tree_is_exact():
                                                                    "additionalProperties": False}]}},
               "not": {"$ref": "#/$defs/t"}}
     assert agree(schema) == "compiled"
+
+
+def test_hostile_complements_are_bounded():
+    """Complements whose automata multiply (remainders of several divisors) are refused as too
+    complex, never a crash or an unbounded compile."""
+    schema = {"type": "integer", "allOf": [{"not": {"multipleOf": p}} for p in (7, 11, 13, 17, 19, 23)]}
+    with pytest.raises(constrain.SchemaTooComplex):
+        constrain.compile(schema, cache=False)
+    many = {"oneOf": [{"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(40)]}
+    try:
+        grammar = constrain.compile(many, cache=False)
+    except (constrain.SchemaTooComplex, constrain.UnsupportedKeyword):
+        return
+    assert grammar.accepts('{"k3":1}') and not grammar.accepts('{"k3":1,"k4":2}')
