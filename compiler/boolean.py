@@ -20,8 +20,11 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict) -> dict:
-    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases."""
+def expand(rules: dict, ignored=frozenset()) -> dict:
+    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases, and
+    the ``ignored`` keywords (another draft's) left out."""
+    if ignored & rules.keys():
+        rules = {k: v for k, v in rules.items() if k not in ignored}
     if not any(key in rules for key in CONDITIONAL):
         return rules
     rules = dict(rules)
@@ -51,9 +54,10 @@ class Complement:
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
     is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings)."""
 
-    def __init__(self, follow, applies):
+    def __init__(self, follow, applies, ignored=frozenset()):
         self.follow = follow
         self.applies = applies
+        self.ignored = ignored
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
         if depth > MAX_REF_DEPTH:
@@ -62,7 +66,7 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
-        rules = constraints(expand(self.applies(schema)))
+        rules = constraints(expand(self.applies(schema), self.ignored))
         if not rules:
             return False
         branches = []

@@ -46,7 +46,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
-        self.complement = Complement(self.follow_ref, document.without_ref_siblings)
+        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -149,7 +149,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
-        rules = expand(constraints(schema))
+        rules = expand(constraints(schema), self.doc.ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             if not isinstance(ref, str):
@@ -211,7 +211,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self.check_keywords(b, slot)
-        b = expand(b)
+        b = expand(b, self.doc.ignored)
         if is_trivial(a):
             return b
         seen: list[str] = []
@@ -231,7 +231,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                     s = rest
                     continue
                 self.check_keywords(target, slot)
-                target = expand(constraints(target))
+                target = expand(constraints(target), self.doc.ignored)
                 s = merge(rest, target, slot.pointer, lambda x: x) if rest else target
             return s
 

@@ -26,6 +26,13 @@ _MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "de
 
 _MODERN = ("2019-09", "2020-12")
 _LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
+_NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains"})
+_LATER_WORDS = {  # what a draft does not know yet (2019-09 on: `dependencies` became two keywords)
+    "draft-03": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
+    "draft-04": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
+    "draft-06": _NOT_IN_7 | {"if", "then", "else"},
+    "draft-07": _NOT_IN_7,
+}
 
 
 def escape(segment) -> str:
@@ -107,6 +114,9 @@ class SchemaDocument:
         # Drafts 3 to 7 ignore every keyword beside a `$ref` (so do their validators, which labelled
         # MaskBench); a document that does not name one of them gets 2020-12's rule: both apply.
         self.ref_alone = isinstance(schema_uri, str) and any(v in schema_uri for v in _LEGACY)
+        # keywords another draft has and this one does not: unknown words here, so ignored
+        named = next((d for d in _LATER_WORDS if isinstance(schema_uri, str) and d in schema_uri), None)
+        self.ignored = _LATER_WORDS[named] if named else frozenset({"dependencies"})
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice

@@ -417,13 +417,14 @@ class Validator:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
         if "not" in schema and not (yield (instance, schema["not"], path)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
-        if "if" in schema:
+        ignored = self.document.ignored  # another draft's keywords
+        if "if" in schema and "if" not in ignored:
             branch = "then" if not (yield (instance, schema["if"], path)) else "else"
             if branch in schema:
                 errors.extend((yield (instance, schema[branch], path)))
         if actual == "object":
             for key in ("dependentRequired", "dependentSchemas", "dependencies"):
-                for name, need in schema.get(key, {}).items():
+                for name, need in (schema.get(key, {}) if key not in ignored else {}).items():
                     if name not in instance:
                         continue
                     if isinstance(need, list):
@@ -501,7 +502,7 @@ class Validator:
             errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minProperties'])} properties")
         if "maxProperties" in schema and len(instance) > schema["maxProperties"]:
             errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxProperties'])} properties")
-        if "propertyNames" in schema:
+        if "propertyNames" in schema and "propertyNames" not in self.document.ignored:
             for name in instance:
                 if (yield (name, schema["propertyNames"], path)):
                     errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
@@ -538,11 +539,12 @@ class Validator:
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not True:
                 errors.extend((yield (value, sub, (path, f"/{i}"))))
-        if "contains" in schema:
+        if "contains" in schema and "contains" not in self.document.ignored:
             matches = 0
             for value in instance:
                 matches += not (yield (value, schema["contains"], path))
-            least, most = schema.get("minContains", 1), schema.get("maxContains")
+            counted = "minContains" not in self.document.ignored
+            least, most = (schema.get("minContains", 1), schema.get("maxContains")) if counted else (1, None)
             if matches < least:
                 errors.append(f"{_show(pointer_of(path))}: fewer than {_num(least)} items match 'contains'")
             if most is not None and matches > most:

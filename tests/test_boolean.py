@@ -166,3 +166,17 @@ def test_hostile_complements_are_bounded():
     except (constrain.SchemaTooComplex, constrain.UnsupportedKeyword):
         return
     assert grammar.accepts('{"k3":1}') and not grammar.accepts('{"k3":1,"k4":2}')
+
+
+@pytest.mark.parametrize("draft,keyword,value,text", [
+    ("http://json-schema.org/draft-04/schema#", "if", {"type": "object"}, "1"),
+    ("http://json-schema.org/draft-04/schema#", "propertyNames", {"maxLength": 0}, '{"a":1}'),
+    ("http://json-schema.org/draft-06/schema#", "if", {"type": "object"}, "1"),
+    ("http://json-schema.org/draft-07/schema#", "dependentRequired", {"a": ["b"]}, '{"a":1}'),
+    ("https://json-schema.org/draft/2020-12/schema", "dependencies", {"a": ["b"]}, '{"a":1}'),
+])
+def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
+    """A keyword the document's draft does not have is an unknown word there, as its validators read it."""
+    schema = {"$schema": draft, keyword: value, **({"then": False} if keyword == "if" else {})}
+    assert constrain.compile(schema, cache=False).accepts(text)
+    assert constrain.validate(json.loads(text), schema) == []
