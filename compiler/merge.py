@@ -12,20 +12,19 @@ import math
 from typing import Callable
 
 from .errors import UnsupportedKeyword
-from .keywords import VOCABULARY, ANNOTATIONS
+from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
 
 NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary", "$comment"}
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
-MARKERS = ("_not_values", "_not_patterns", "_not_multiples", "_not_integer", "_some_member")  # complements' leaves (boolean.py)
 
 
 def constraints(schema: dict) -> dict:
     """The keywords of ``schema`` that constrain instances (annotations and unknown words dropped)."""
     out = {}
     for key, value in schema.items():
-        if key in NOT_MERGED or (key not in VOCABULARY and not key.startswith("_")):
+        if key in NOT_MERGED or (key not in VOCABULARY and key not in LOWERING_WORDS):
             continue
         out[key] = value
     return out

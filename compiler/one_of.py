@@ -11,7 +11,7 @@ If neither holds for some type, the ``oneOf`` is refused rather than widened.
 
 from __future__ import annotations
 
-from .keywords import TYPES
+from .keywords import MARKERS, TYPES
 from .merge import constraints, json_in
 
 APPLIES = {
@@ -24,7 +24,7 @@ APPLIES = {
     "null": set(),
 }
 OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref", "if", "then", "else", "dependentRequired", "dependentSchemas",
-          "dependencies", "_not_values", "_not_patterns", "_not_multiples", "_not_integer", "_some_member"}
+          "dependencies", *MARKERS}
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 
 

@@ -10,7 +10,7 @@ once, so a deeply nested schema costs neither stack nor quadratic time.
 
 from __future__ import annotations
 
-from .keywords import ANNOTATIONS, VOCABULARY
+from .keywords import ANNOTATIONS, LOWERING_WORDS, VOCABULARY
 from .refs import _LIST, _MAP, _ONE
 
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
@@ -71,7 +71,7 @@ class Shapes:
             inner = SCHEMA if kind == MAP else DATA
             return [(k, v, inner) for k, v in node.items()]
         return [(k, v, _kind_under(k, v)) for k, v in node.items()
-                if (k in VOCABULARY or k.startswith("_")) and k not in _IGNORED]  # "_": the lowering's markers
+                if (k in VOCABULARY or k in LOWERING_WORDS) and k not in _IGNORED]
 
     def _content(self, node, kind: int) -> tuple:
         # a list's parts sort by index (their order), a dict's by key

@@ -180,3 +180,10 @@ def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
     schema = {"$schema": draft, keyword: value, **({"then": False} if keyword == "if" else {})}
     assert constrain.compile(schema, cache=False).accepts(text)
     assert constrain.validate(json.loads(text), schema) == []
+
+
+def test_a_schemas_underscore_words_are_unknown_keywords():
+    """``_id`` or ``_format`` in a schema are words outside the vocabularies (ignored), never taken
+    for the lowering's own markers."""
+    g = constrain.compile({"allOf": [{"_id": 1}, {"_id": 2}], "not": {"_not_values": [1], "type": "string"}}, cache=False)
+    assert g.accepts("1") and not g.accepts('"a"')
