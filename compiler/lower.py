@@ -16,7 +16,8 @@ from automaton.program import Program, ProgramTooLarge
 
 from . import chardfa
 from .containers import ContainerLowering
-from .context import Options, Slot
+from .context import REGEX_DIALECT, Options, Slot
+from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES, UNSUPPORTED
 from .merge import constraints, is_trivial, json_in, merge
@@ -215,6 +216,10 @@ class Lowering(ScalarLowering, ContainerLowering):
         if is_trivial(a):
             return b
         seen: list[str] = []
+        dialect = REGEX_DIALECT[self.options.dialect]
+
+        def matches(pattern, name):
+            return pattern_dfa(pattern, child(slot.pointer, "patternProperties", pattern), dialect=dialect).matches(name)
 
         def resolve(s):
             s = constraints(s) if isinstance(s, dict) else s
@@ -232,10 +237,10 @@ class Lowering(ScalarLowering, ContainerLowering):
                     continue
                 self.check_keywords(target, slot)
                 target = expand(constraints(target), self.doc.ignored)
-                s = merge(rest, target, slot.pointer, lambda x: x) if rest else target
+                s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve)
+        merged = merge(a, b, slot.pointer, resolve, matches)
         self._keep[id(merged)] = merged
         return merged
 

@@ -87,8 +87,9 @@ def _types(schema) -> set[str] | None:
     return {t} if isinstance(t, str) else set(t)
 
 
-def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> dict | bool:
-    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``)."""
+def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool]) -> dict | bool:
+    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
+    name)`` tells whether a patternProperties pattern matches a property name)."""
     a, b = resolve(a), resolve(b)
     if a is False or b is False:
         return False
@@ -151,7 +152,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict]) -> di
         out.pop("const", None)
         out["enum"] = [v for v in values if json_in(v, others)]
     if "properties" in a or "properties" in b:
-        out["properties"] = _merge_properties(a, b)
+        out["properties"] = _merge_properties(a, b, matches)
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
         _merge_arrays(a, b, out)
     if "patternProperties" in a and "patternProperties" in b and a["patternProperties"] != b["patternProperties"]:
@@ -165,15 +166,19 @@ def _as_tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
-def _merge_properties(a: dict, b: dict) -> dict:
-    """Names from both; a name one side lacks meets that side's additionalProperties."""
+def _merge_properties(a: dict, b: dict, matches) -> dict:
+    """Names from both; a name one side lacks meets that side's additionalProperties, unless one
+    of its patternProperties matches the name (the lowering meets a named property with those)."""
     pa, pb = a.get("properties", {}), b.get("properties", {})
-    out = {}
-    for name in list(pa) + [n for n in pb if n not in pa]:
-        left = pa[name] if name in pa else a.get("additionalProperties", True)
-        right = pb[name] if name in pb else b.get("additionalProperties", True)
-        out[name] = both(left, right)
-    return out
+
+    def side(schema, props, name):
+        if name in props:
+            return props[name]
+        if any(matches(p, name) for p in schema.get("patternProperties", {})):
+            return True
+        return schema.get("additionalProperties", True)
+
+    return {name: both(side(a, pa, name), side(b, pb, name)) for name in list(pa) + [n for n in pb if n not in pa]}
 
 
 def _array_form(schema: dict) -> tuple[list, object]:
