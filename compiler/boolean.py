@@ -93,9 +93,7 @@ class Complement:
             values = value if key == "enum" else [value]
             if not isinstance(values, list):
                 raise InvalidSchema(at.pointer, "enum must be an array", at.via)
-            if any(isinstance(v, (dict, list)) for v in values):
-                raise UnsupportedKeyword(at.pointer, "not", "'not' of object or array values", at.via)
-            return [{"_not_values": list(values)}]
+            return [{"_not_values": list(values)}]  # objects and arrays among them: refused if an object or array is lowered
         if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return self.bound(key, value, rules)
         if key == "multipleOf":

@@ -18,6 +18,7 @@ class ContainerLowering:
     one fragment per member, so an item's schema is lowered once whatever the count."""
 
     def lower_array(self, rules, slot, src, dst):
+        self.refuse_excluded(list, rules, slot)
         prefix, items = rules.get("prefixItems"), rules.get("items", True)
         if isinstance(items, list):  # draft 7 tuple form
             prefix, items = items, rules.get("additionalItems", True)
@@ -69,7 +70,13 @@ class ContainerLowering:
                     self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
 
+    def refuse_excluded(self, kind, rules, slot) -> None:
+        """An array or object value excluded by 'not' (enum/const) cannot be cut out of the automaton."""
+        if any(isinstance(v, kind) for v in rules.get("_not_values", ())):
+            raise UnsupportedKeyword(child(slot.pointer, "not"), "not", "'not' of object or array values", slot.via)
+
     def lower_object(self, rules, slot, src, dst):
+        self.refuse_excluded(dict, rules, slot)
         if rules.get("_some_member"):
             return self.some_member(rules, slot, src, dst)
         props = rules.get("properties", {})
