@@ -1,8 +1,9 @@
-"""Mutation check: break each guard of the literal matcher and the root handling, one at a time.
+"""Mutation check: break each guard of the literal matcher, the root handling and the boolean
+keywords (complements, exactly-one, conditionals, contains), one at a time.
 
-Each mutation is a one-line source edit; the literal and root tests run against a copy of the
-tree holding it. A mutation the tests do not catch is a guard nobody tests. Prints caught /
-survived per mutation and exits non-zero if any survived.
+Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
+it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
+mutation and exits non-zero if any survived.
 
     python benchmarks/mutation_check.py
 """
@@ -17,6 +18,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
+BOOLEAN_TESTS = ["tests/test_boolean.py"]
+
+BOOLEAN_MUTATIONS = [
+    ("not oneOf without 'two at once'", "compiler/boolean.py",
+     "return [none] + [{\"allOf\": [a, b]}", "return [none] + [] and [{\"allOf\": [a, b]}"),
+    ("not minimum keeps the bound", "compiler/boolean.py",
+     'opposite = {"minimum": "exclusiveMaximum",', 'opposite = {"minimum": "maximum",'),
+    ("not required forbids nothing", "compiler/boolean.py",
+     'return [{"type": "object", "properties": {name: False}} for name in value]',
+     'return [{"type": "object"} for name in value]'),
+    ("oneOf as anyOf", "compiler/lower.py",
+     "self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(exactly_one(branches))]",
+     "self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]"),
+    ("maxContains not counted", "compiler/containers.py",
+     "if k + step > top and most is not None:", "if False:"),
+    ("a witness member not required", "compiler/containers.py",
+     "if c >= lo and mask == full:", "if c >= lo:"),
+    ("draft-4 if applied", "compiler/refs.py",
+     'self.ignored = _LATER_WORDS[named] if named else frozenset({"dependencies"})', "self.ignored = frozenset()"),
+    ("else case without not if", "compiler/boolean.py",
+     '{"allOf": [{"not": test}, else_]}', '{"allOf": [else_]}'),
+]
 
 MUTATIONS = [
     ("hex digit unchecked", "compiler/strings.py",
@@ -54,7 +77,7 @@ MUTATIONS = [
 ]
 
 
-def run(name: str, path: str, old: str, new: str) -> bool:
+def run(name: str, path: str, old: str, new: str, tests: list[str]) -> bool:
     """True when the tests fail against the mutated tree (the mutation is caught)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "tree"
@@ -64,19 +87,21 @@ def run(name: str, path: str, old: str, new: str) -> bool:
         if source.count(old) != 1:
             raise SystemExit(f"mutation {name!r}: the guard to break was not found once in {path}")
         target.write_text(source.replace(old, new))
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS],
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
                               cwd=copy, capture_output=True, text=True, env={"PYTHONPATH": str(copy), "PATH": ""})
         return proc.returncode != 0
 
 
 def main() -> int:
-    survived = []
-    for name, path, old, new in MUTATIONS:
-        caught = run(name, path, old, new)
-        print(f"{'caught  ' if caught else 'SURVIVED'}  {name}")
-        if not caught:
-            survived.append(name)
-    print(f"mutations: {len(MUTATIONS) - len(survived)} caught, {len(survived)} survived")
+    survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS)]
+    for tests, mutations in groups:
+        for name, path, old, new in mutations:
+            caught = run(name, path, old, new, tests)
+            print(f"{'caught  ' if caught else 'SURVIVED'}  {name}")
+            if not caught:
+                survived.append(name)
+    total = sum(len(mutations) for _, mutations in groups)
+    print(f"mutations: {total - len(survived)} caught, {len(survived)} survived")
     return 1 if survived else 0
 
 
