@@ -60,7 +60,8 @@ def both(a, b):
         return False
     kinds = [k for k in (_kinds(a), _kinds(b)) if k is not None]
     if kinds:  # implied by the branches; read by later meets to drop branches early
-        return {"allOf": [a, b], "type": sorted(set.intersection(*kinds))}
+        common = set.intersection(*kinds)
+        return {"allOf": [a, b], "type": sorted(common)} if common else False
     return {"allOf": [a, b]}
 
 
@@ -68,10 +69,8 @@ def _kinds(schema) -> set[str] | None:
     """The JSON types a schema's own ``type`` keyword allows (None: any), integer counted as number."""
     if schema is False:
         return set()
-    if not isinstance(schema, dict) or "type" not in schema:
-        return None
-    t = schema["type"]
-    return {"number" if k == "integer" else k for k in ([t] if isinstance(t, str) else t)}
+    declared = _types(schema) if isinstance(schema, dict) else None
+    return None if declared is None else {"number" if k == "integer" else k for k in declared}
 
 
 def _meets(*kinds) -> bool:
