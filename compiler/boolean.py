@@ -14,8 +14,8 @@ from __future__ import annotations
 from .context import Slot
 from .errors import InvalidSchema, UnsupportedKeyword
 from .merge import constraints, is_trivial
+from .one_of import KINDS
 
-KINDS = ("null", "boolean", "object", "array", "string", "number")
 CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies")
 MAX_REF_DEPTH = 32
 

@@ -56,18 +56,14 @@ class ContainerLowering:
             after = grid[min(n + 1, cap)]
             cases = [(schema, 0)] if wanted is None else [(both(schema, wanted), 1), (
                 schema if most is None else both(schema, {"not": wanted}), 0)]
+            starts = []  # past the separator, one per count of matches
+            for here in row:
+                starts.append(self.state(src))
+                (self.comma if n else self.ws)(here, starts[-1])
             for sub, step in cases:
-                if sub is False:
-                    continue
-                for k, here in enumerate(row):
-                    if k + step > top and most is not None:
-                        continue
-                    start = self.state(src)
-                    if n:
-                        self.comma(here, start)
-                    else:
-                        self.ws(here, start)
-                    self.call(sub, where, start, after[min(k + step, top)])
+                for k, start in enumerate(starts):
+                    if sub is not False and (most is None or k + step <= top):
+                        self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
 
     def refuse_excluded(self, kind, rules, slot) -> None:
@@ -81,15 +77,14 @@ class ContainerLowering:
             return self.some_member(rules, slot, src, dst)
         props = rules.get("properties", {})
         patterns = rules.get("patternProperties", {})
-        extra = rules.get("additionalProperties", False if self.options.strict else True)
+        extra = self.additional(rules)
         required = rules.get("required", [])
         if not isinstance(props, dict) or not isinstance(patterns, dict) or not isinstance(required, list):
             raise InvalidSchema(slot.pointer, "properties/patternProperties must be objects and required an array", slot.via)
         lo, hi = count_of(rules, "minProperties", slot), count_of(rules, "maxProperties", slot)
         pattern_dfas = []
         for p, sub in patterns.items():
-            dfa = pattern_dfa(p, child(slot.pointer, "patternProperties", p), dialect=REGEX_DIALECT[self.options.dialect])
-            pattern_dfas.append((dfa, sub, slot.at("patternProperties", p)))
+            pattern_dfas.append((self.key_pattern(p, slot), sub, slot.at("patternProperties", p)))
         allowed = self.key_language(rules["propertyNames"], slot.at("propertyNames")) if "propertyNames" in rules else None
         members = []  # (name, schema, slot, required)
         for name, sub in props.items():
@@ -175,8 +170,7 @@ class ContainerLowering:
             rest["_some_member"] = others
         props, required = rest.get("properties", {}), rest.get("required", [])
         key_dfa, name = self.member_keys(wanted, slot)
-        patterns = [pattern_dfa(p, child(slot.pointer, "patternProperties", p), dialect=REGEX_DIALECT[self.options.dialect])
-                    for p in rest.get("patternProperties", {})]
+        patterns = [self.key_pattern(p, slot) for p in rest.get("patternProperties", {})]
         for n in list(props) + [r for r in required if r not in props]:
             if not key_dfa.matches(n) or props.get(n, True) is False:
                 continue
@@ -185,10 +179,10 @@ class ContainerLowering:
             elif any(d.matches(n) for d in patterns):
                 value = wanted["value"]  # the lowering meets it with the patterns' schemas
             else:
-                value = both(rest.get("additionalProperties", False if self.options.strict else True), wanted["value"])
+                value = both(self.additional(rest), wanted["value"])
             case = {**rest, "properties": {**props, n: value}, "required": required + ([n] if n not in required else [])}
             self.lower_object(case, slot, src, dst)
-        if rest.get("additionalProperties", not self.options.strict) is False and not rest.get("patternProperties"):
+        if self.additional(rest) is False and not rest.get("patternProperties"):
             return  # a closed object: only its named properties can be the witness
         among = rest.get("_extra_witness", ())
         if len(among) >= MAX_WITNESSES:

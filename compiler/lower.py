@@ -136,6 +136,14 @@ class Lowering(ScalarLowering, ContainerLowering):
             target = self.doc.without_ref_siblings(target)
         return target, Slot(pointer, slot.via + (ref,))
 
+    def key_pattern(self, pattern: str, slot: Slot):
+        """A patternProperties pattern as a scalar automaton, in the options' regex dialect."""
+        return pattern_dfa(pattern, child(slot.pointer, "patternProperties", pattern), dialect=REGEX_DIALECT[self.options.dialect])
+
+    def additional(self, rules: dict):
+        """The schema of additional properties (``strict``: none when the keyword is absent)."""
+        return rules.get("additionalProperties", not self.options.strict)
+
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
 
@@ -216,10 +224,9 @@ class Lowering(ScalarLowering, ContainerLowering):
         if is_trivial(a):
             return b
         seen: list[str] = []
-        dialect = REGEX_DIALECT[self.options.dialect]
 
         def matches(pattern, name):
-            return pattern_dfa(pattern, child(slot.pointer, "patternProperties", pattern), dialect=dialect).matches(name)
+            return self.key_pattern(pattern, slot).matches(name)
 
         def resolve(s):
             s = constraints(s) if isinstance(s, dict) else s

@@ -38,7 +38,8 @@ def _kind(value) -> str:
     return {str: "string", list: "array", dict: "object"}[type(value)]
 
 
-def _literals(rules: dict):
+def literal_values(rules: dict) -> list | None:
+    """The values ``enum`` and ``const`` allow together (None: neither is there)."""
     if "enum" in rules or "const" in rules:
         values = list(rules.get("enum", [rules.get("const")]))
         if "const" in rules and "enum" in rules:
@@ -55,7 +56,7 @@ def _admitted_kinds(rules) -> set[str]:
     declared = rules.get("type")
     kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
     kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
-    values = _literals(rules)
+    values = literal_values(rules)
     if values is not None:
         kinds &= {_kind(v) for v in values}
     return kinds
@@ -65,14 +66,14 @@ def _unconstrained(rules, kind: str) -> bool:
     """Every value of ``kind`` satisfies ``rules``."""
     if rules is True:
         return True
-    if _literals(rules) is not None or rules.keys() & OPAQUE or rules.keys() & APPLIES[kind]:
+    if literal_values(rules) is not None or rules.keys() & OPAQUE or rules.keys() & APPLIES[kind]:
         return False
     declared = rules.get("type")
     return declared is None or kind in ([declared] if isinstance(declared, str) else declared)
 
 
 def _disjoint(a, b, kind: str) -> bool:
-    la, lb = _literals(a), _literals(b)
+    la, lb = literal_values(a), literal_values(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind != "object":
@@ -85,11 +86,11 @@ def _object_disjoint(a: dict, b: dict) -> bool:
     pa, pb = a.get("properties", {}), b.get("properties", {})
     for name in a.get("required", []):
         if name in pb:
-            la = _literals(pa.get(name)) if isinstance(pa.get(name), dict) else None
+            la = literal_values(pa.get(name)) if isinstance(pa.get(name), dict) else None
             other = pb[name]
             if other is False:
                 return True
-            lb = _literals(other) if isinstance(other, dict) else None
+            lb = literal_values(other) if isinstance(other, dict) else None
             if la is not None and lb is not None and not any(json_in(x, lb) for x in la):
                 return True
         elif b.get("additionalProperties", True) is False and not b.get("patternProperties"):

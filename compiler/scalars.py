@@ -15,6 +15,7 @@ from .counting import FOREVER_MAX, by_target, counted, template
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
+from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
@@ -138,9 +139,8 @@ class ScalarLowering:
         if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
             return chardfa.literal_strings([])
         keys = None
-        if "enum" in rules or "const" in rules:
-            values = rules.get("enum", [rules.get("const")]) if "const" not in rules or "enum" not in rules else [
-                v for v in rules["enum"] if json_in(v, [rules["const"]])]
+        values = literal_values(rules)
+        if values is not None:
             keys = chardfa.literal_strings([v for v in values if isinstance(v, str)])
         try:
             terms = [chardfa.with_length(d or chardfa.any_string(), a, b) for d, a, b in self.string_terms(rules, slot)]
