@@ -114,9 +114,11 @@ class SchemaDocument:
         # Drafts 3 to 7 ignore every keyword beside a `$ref` (so do their validators, which labelled
         # MaskBench); a document that does not name one of them gets 2020-12's rule: both apply.
         self.ref_alone = isinstance(schema_uri, str) and any(v in schema_uri for v in _LEGACY)
-        # keywords another draft has and this one does not: unknown words here, so ignored
+        # keywords another draft has and this one does not: unknown words here, so ignored. A
+        # document naming no draft keeps every keyword: ignoring draft 7's `dependencies` there would
+        # widen the language its author meant.
         named = next((d for d in _LATER_WORDS if isinstance(schema_uri, str) and d in schema_uri), None)
-        self.ignored = _LATER_WORDS[named] if named else frozenset({"dependencies"})
+        self.ignored = _LATER_WORDS[named] if named else frozenset(() if self._legacy_id else {"dependencies"})
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice

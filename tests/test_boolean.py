@@ -182,6 +182,14 @@ def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
     assert constrain.validate(json.loads(text), schema) == []
 
 
+def test_a_document_naming_no_draft_keeps_dependencies():
+    """Without `$schema`, draft 7's `dependencies` still applies: ignoring it would widen the language."""
+    schema = {"type": "object", "dependencies": {"a": ["b"]}}
+    grammar = constrain.compile(schema, cache=False, property_order="any")
+    assert not grammar.accepts('{"a":1}') and grammar.accepts('{"a":1,"b":2}')
+    assert constrain.validate({"a": 1}, schema) != []
+
+
 def test_a_schemas_underscore_words_are_unknown_keywords():
     """``_id`` or ``_format`` in a schema are words outside the vocabularies (ignored); only the
     lowering's few reserved words (compiler.keywords.LOWERING_WORDS) are read as its markers."""
