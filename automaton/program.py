@@ -230,8 +230,17 @@ class Program:
         rep = list(range(n))  # a block's states are represented by its witness
         for first, stop, witness in self.blocks:
             rep[first:stop] = [witness] * (stop - first)
+
+        def settled(state: int) -> int:  # a witness may lie in another block (a trie in a literal's states)
+            while rep[state] != state:
+                state = rep[state]
+            return state
+
+        blocks = [(first, stop, settled(witness)) for first, stop, witness in self.blocks]
+        for first, stop, witness in blocks:
+            rep[first:stop] = [witness] * (stop - first)
         for block in self.counted:  # entered at its start, which finishes when its exit does
-            rep.append(block.exit)
+            rep.append(settled(block.exit))
         entered = {block.entry: n + i for i, block in enumerate(self.counted)}
         preds: list[list[int]] = [[] for _ in range(n)]
         by_return: dict[int, list[tuple[int, int]]] = {}
@@ -291,9 +300,10 @@ class Program:
                         todo.append(s)
             propagate(live, todo, below)
             levels.append(live)
-        counted = [(block.first, block.first + block.size, block.exit, block.live_bytes()) for block in self.counted]
+        counted = [(block.first, block.first + block.size, settled(block.exit), block.live_bytes())
+                   for block in self.counted]
         for live in levels:
-            for first, stop, witness in self.blocks:
+            for first, stop, witness in blocks:
                 if live[witness]:
                     live[first:stop] = b"\x01" * (stop - first)
             for first, stop, witness, states in counted:

@@ -15,6 +15,7 @@ from .context import Slot
 from .errors import InvalidSchema, UnsupportedKeyword
 from .merge import constraints, is_trivial
 from .one_of import KINDS
+from .validator_formats import INTEGER_FORMATS
 
 CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies")
 MAX_REF_DEPTH = 32
@@ -151,8 +152,10 @@ class Complement:
         if key == "$ref":
             target, target_slot = self.follow({"$ref": value}, slot)
             return [self(target, target_slot, depth + 1)]
-        if key == "format":
-            raise UnsupportedKeyword(at.pointer, "not", "'not' of a format", at.via)
+        if key == "format":  # a string the format rules out (numbers' formats stay refused)
+            if isinstance(value, str) and value in INTEGER_FORMATS:
+                raise UnsupportedKeyword(at.pointer, "not", f"'not' of format {value!r}", at.via)
+            return [{"type": "string", "_not_formats": (value,)}]
         raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key}", at.via)
 
     @staticmethod

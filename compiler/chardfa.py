@@ -8,6 +8,7 @@ each scalar may be written inside a JSON string (raw UTF-8 or an escape).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SCALAR = 0x10FFFF
 
@@ -63,8 +64,16 @@ class CharDFA:
                 return False
         return q in self.accepting
 
-    def finishing(self, unwritable: tuple[int, int] | None = None) -> set[int]:
-        """The states that can reach acceptance, along edges holding a scalar outside ``unwritable``."""
+    def finishing(self, unwritable: tuple[int, int] | None = None) -> frozenset[int]:
+        """The states that can reach acceptance, along edges holding a scalar outside ``unwritable``
+        (kept in ``derived``: automata cached per process are lowered by many compiles)."""
+        key = ("finishing", unwritable, len(self.edges))
+        done = self.derived.get(key)
+        if done is None:
+            done = self.derived[key] = self._finishing(unwritable)
+        return done
+
+    def _finishing(self, unwritable) -> frozenset[int]:
         reverse: list[list[int]] = [[] for _ in self.edges]
         for q, row in enumerate(self.edges):
             for lo, hi, t in row:
@@ -79,11 +88,18 @@ class CharDFA:
                 if not live[p]:
                     live[p] = 1
                     todo.append(p)
-        return {q for q, ok in enumerate(live) if ok}
+        return frozenset(q for q, ok in enumerate(live) if ok)
 
-    def closed_under(self, ranges: tuple[tuple[int, int], ...]) -> set[int]:
+    def closed_under(self, ranges: tuple[tuple[int, int], ...]) -> frozenset[int]:
         """The greatest set of states that read every scalar of ``ranges`` (sorted, disjoint) and
         stay in the set doing so: from them, any text of those scalars is read, however long."""
+        key = ("closed_under", ranges, len(self.edges))
+        done = self.derived.get(key)
+        if done is None:
+            done = self.derived[key] = self._closed_under(ranges)
+        return done
+
+    def _closed_under(self, ranges) -> frozenset[int]:
         n = len(self.edges)
         keep = bytearray(n)
         reverse: list[list[int]] = [[] for _ in range(n)]
@@ -98,7 +114,7 @@ class CharDFA:
                 if keep[p]:
                     keep[p] = 0
                     todo.append(p)
-        return {q for q in range(n) if keep[q]}
+        return frozenset(q for q in range(n) if keep[q])
 
     def trimmed(self) -> "CharDFA":
         """Drop states that cannot reach acceptance (and edges into them), renumbering the rest."""
@@ -166,6 +182,12 @@ def _complete(dfa: CharDFA) -> CharDFA:
             gaps.append((nxt, MAX_SCALAR, sink))
         row += gaps
     return CharDFA(dfa.start, edges, set(dfa.accepting))
+
+
+@lru_cache(maxsize=2048)
+def other_strings(names: frozenset) -> CharDFA:
+    """Every string but ``names`` (an object's additional keys): made once per process per name set."""
+    return complement(literal_strings(sorted(names)))
 
 
 def complement(dfa: CharDFA) -> CharDFA:

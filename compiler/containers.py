@@ -198,7 +198,7 @@ class ContainerLowering:
             return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(wanted["names"]))
         if "pattern" in wanted:
             return pattern_dfa(wanted["pattern"], slot.pointer, dialect=dialect), ("pattern", wanted["pattern"])
-        keys = chardfa.complement(chardfa.literal_strings(list(wanted["outside"])))
+        keys = chardfa.other_strings(frozenset(wanted["outside"]))
         for p in wanted["patterns"]:
             keys = chardfa.difference(keys, pattern_dfa(p, slot.pointer, dialect=dialect))
         return keys, ("outside", tuple(wanted["outside"]), tuple(wanted["patterns"]))
@@ -293,7 +293,7 @@ class ContainerLowering:
     def key_regions(self, names, dfas, slot: Slot, allowed=None):
         """Keys other than ``names`` (among those ``allowed``), split by which pattern automata they
         match: (automaton, indexes)."""
-        others = chardfa.complement(chardfa.literal_strings(names))
+        others = chardfa.other_strings(frozenset(names))
         regions = [(others if allowed is None else chardfa.intersect(others, allowed), [])]
         for index, d in enumerate(dfas):
             refined = []

@@ -369,6 +369,7 @@ def _plain_schema(rules: dict) -> dict:
     extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) and not k.startswith("_") for x in v]
     extra += [{"not": {"enum": rules["_not_values"]}}] if rules.get("_not_values") else []
     extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
+    extra += [{"not": {"format": f}} for f in rules.get("_not_formats", ())]
     extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
     extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
     for some in rules.get("_some_member", ()):

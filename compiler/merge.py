@@ -127,6 +127,9 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             continue  # merged below, position by position
         elif key == "additionalProperties":
             out[key] = both(va, vb)
+        elif key == "patternProperties":  # a key meets every pattern it matches, from either side
+            out[key] = {p: both(va[p], vb[p]) if p in va and p in vb else va.get(p, vb.get(p))
+                        for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
         elif key == "multipleOf":
             out[key] = _merge_multiple(va, vb, pointer)
         elif key == "anyOf":  # every pair of branches, but those whose types cannot meet
@@ -154,8 +157,6 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         out["properties"] = _merge_properties(a, b, matches)
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
         _merge_arrays(a, b, out)
-    if "patternProperties" in a and "patternProperties" in b and a["patternProperties"] != b["patternProperties"]:
-        raise UnsupportedKeyword(pointer, "patternProperties", "patternProperties in several allOf branches")
     if ("patternProperties" in a and "additionalProperties" in b) or ("patternProperties" in b and "additionalProperties" in a):
         raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
     return out

@@ -39,7 +39,29 @@ _DIGITS = "0123456789"
 _ALPHABET = "+-.0123456789Ee"  # in code point order, so equal targets merge into ranges
 
 
-def number_dfa(
+_BUILT: dict[tuple, CharDFA] = {}  # a number automaton depends on its keywords alone: made once per process
+_BUILT_MAX = 1024
+
+
+def number_dfa(integer: bool, minimum=None, maximum=None, exclusive_minimum=None, exclusive_maximum=None,
+               multiple_of=None, pointer: str = "", max_states: int = MAX_STATES, portable: bool = True) -> CharDFA:
+    """``_number_dfa``, kept per process by its keywords (typed: ``1`` and ``1.0`` differ in error
+    wording); a keyword set that fails is not kept, so its error names each schema's own pointer."""
+    bounds = (minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of)
+    key = (integer, max_states, portable, *((type(v).__name__, v) for v in bounds))
+    try:
+        dfa = _BUILT.get(key)
+    except TypeError:  # a bound that is no number: _number_dfa words the error
+        return _number_dfa(integer, *bounds, pointer=pointer, max_states=max_states, portable=portable)
+    if dfa is None:
+        dfa = _number_dfa(integer, *bounds, pointer=pointer, max_states=max_states, portable=portable)
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = dfa
+    return dfa
+
+
+def _number_dfa(
     integer: bool,
     minimum=None,
     maximum=None,

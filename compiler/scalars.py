@@ -153,6 +153,25 @@ class ScalarLowering:
             allowed = chardfa.difference(allowed, ruled_out)
         return allowed if keys is None else chardfa.intersect(keys, allowed)
 
+    def format_language(self, f, slot) -> CharDFA:
+        """Every string format ``f`` accepts, for its complement: a format with no checker accepts
+        them all; one whose length is bounded (hostname) or that validators check without our
+        automaton (``CHECKED_BUT_OPEN``) is refused."""
+        if f in CHECKED_BUT_OPEN:
+            raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not", f"'not' of format {f!r}", slot.via)
+        found = None if not isinstance(f, str) else (
+            portable_terms(f) if self.options.dialect == "portable" else format_terms(f))
+        if found is None:
+            self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string: 'not' of it allows no string")
+            return chardfa.any_string()
+        if any(d is None or a or b is not None for d, a, b in found):
+            raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not",
+                                     f"'not' of format {f!r} (a bounded length)", slot.via)
+        language = found[0][0]
+        for d, _, _ in found[1:]:
+            language = chardfa.union(language, d)
+        return language
+
     def string_terms(self, rules, slot) -> list:
         """The strings ``rules`` allow, as a union of scalar automata each within a length range
         ``(automaton or None for any string, least, most or None)``; most schemas have one term,
@@ -193,6 +212,9 @@ class ScalarLowering:
                 either = "either" if self.options.dialect == "portable" else "ecma"
                 pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"), dialect=either)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
+            for f in rules.get("_not_formats", ()):
+                ruled_out = self.format_language(f, slot)
+                terms = [(chardfa.difference(d or chardfa.any_string(), ruled_out), a, b) for d, a, b in terms]
         except SchemaError as exc:
             exc.via = slot.via
             raise

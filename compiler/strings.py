@@ -200,10 +200,12 @@ def add_scalar(prog: Program, src: int, dst: int, ranges: tuple[tuple[int, int],
     inner, edges = _scalar_trie(ranges, literal)
     if not edges:
         return
-    ends = [src, dst, *prog.new_states(prog.owner[src], inner)]
+    states = prog.new_states(prog.owner[src], inner)
+    ends = [src, dst, *states]
     out = prog.edges
     for a, lo, hi, b in edges:
         out[ends[a]].append((lo, hi, ends[b]))
+    prog.finishes_like(states, dst)  # a trie: each inner state goes on to dst, so finishes when it does
 
 
 @lru_cache(maxsize=4096)

@@ -48,6 +48,7 @@ leaf = st.one_of(
     st.just({"properties": {"a": True}, "additionalProperties": False}),
     st.just({"properties": {"b": True}, "additionalProperties": {"type": "integer"}}),
     st.just({"patternProperties": {"^[bd]": {"type": "string"}}}),
+    st.sampled_from([{"b$": {"minimum": 1}}, {"^a": {"maximum": 2}}]).map(lambda p: {"patternProperties": p}),
     st.just({"patternProperties": {"^a": {"type": "integer"}}, "additionalProperties": {"type": "null"}}),
     st.just(True),
     st.just(False),
@@ -180,6 +181,21 @@ def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
     schema = {"$schema": draft, keyword: value, **({"then": False} if keyword == "if" else {})}
     assert constrain.compile(schema, cache=False).accepts(text)
     assert constrain.validate(json.loads(text), schema) == []
+
+
+def test_not_of_a_format_is_the_strings_it_rules_out():
+    """``not format`` accepts the strings the format's automaton refuses, nothing else; a format
+    bounded in length (hostname) or checked without an automaton (regex) is refused, as are numbers'."""
+    schema = {"not": {"format": "date"}}
+    grammar = constrain.compile(schema, cache=False)
+    for text, ok in (('"2020-01-01"', False), ('"2020-13-01"', True), ('"x"', True), ("1", False), ("null", False)):
+        assert grammar.accepts(text) is ok, text
+        assert (constrain.validate(json.loads(text), schema) == []) is ok, text
+    assert not constrain.compile({"type": "string", "not": {"format": "uuid"}}, cache=False).accepts(
+        '"123e4567-e89b-12d3-a456-426614174000"')
+    for name in ("hostname", "regex", "int32"):
+        with pytest.raises(constrain.UnsupportedKeyword, match="'not' of format"):
+            constrain.compile({"not": {"format": name}}, cache=False)
 
 
 def test_a_document_naming_no_draft_keeps_dependencies():
