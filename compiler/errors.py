@@ -15,10 +15,19 @@ def describe_pointer(pointer: str, via: tuple[str, ...] = ()) -> str:
     else:
         parts = pointer.lstrip("#").split("/")[1:]
         shown = "/".join('""' if p == "" else p for p in parts)
+        if len(shown) > SHOWN_MAX:  # a recursion that went deep: its two ends say where
+            shown = f"{shown[:SHOWN_MAX // 2].rstrip('/')}/... {len(parts)} segments .../{shown[-SHOWN_MAX // 2:].lstrip('/')}"
         where = f"at /{shown}"
-    for ref in via:
+    refs = list(dict.fromkeys(via))  # each reference once, in the order first taken
+    for ref in refs[:VIA_MAX]:
         where += f" (reached through $ref {ref!r})"
+    if len(refs) > VIA_MAX:
+        where += f" (and {len(refs) - VIA_MAX} more $refs)"
     return where
+
+
+SHOWN_MAX = 240  # characters of a pointer shown in a message
+VIA_MAX = 4  # references named in a message
 
 
 class SchemaError(Exception):

@@ -171,9 +171,14 @@ class Lowering(ScalarLowering, ContainerLowering):
             target_slot = Slot(target_ptr, slot.via + (ref,))
             if not rules:
                 return self.call(target, target_slot, src, dst)
+            merged = self.meet(rules, target, target_slot)
             if ref in slot.via:
-                raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference beside other keywords", slot.via)
-            return self.value(self.meet(rules, target, target_slot), target_slot, src, dst)
+                # met again inside its own target: a fragment keyed by the met schema's content, so
+                # the next meeting of the same content calls it (a cycle, bounded like any recursion)
+                if self.doc.has_ids or not isinstance(merged, dict):
+                    raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference beside other keywords", slot.via)
+                return self.prog.call(src, self.fragment(merged, target_slot), dst)
+            return self.value(merged, target_slot, src, dst)
         if "allOf" in rules:
             parts = rules.pop("allOf")
             if not isinstance(parts, list) or not parts:
@@ -227,12 +232,11 @@ class Lowering(ScalarLowering, ContainerLowering):
         b = expand(b, self.doc.ignored)
         if is_trivial(a):
             return b
-        seen: list[str] = []
-
         def matches(pattern, name):
             return self.key_pattern(pattern, slot).matches(name)
 
-        def resolve(s):
+        def resolve(s):  # each side's chain of references on its own: both may name the same target
+            seen: list[str] = []
             s = constraints(s) if isinstance(s, dict) else s
             while isinstance(s, dict) and "$ref" in s:
                 ref = s["$ref"]

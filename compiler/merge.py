@@ -132,6 +132,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                         for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
         elif key == "multipleOf":
             out[key] = _merge_multiple(va, vb, pointer)
+        elif key == "anyOf" and _json_equal(va, vb):  # the same branches twice (a $ref met with itself)
+            continue
         elif key == "anyOf":  # every pair of branches, but those whose types cannot meet
             kinds = _kinds(out)
             pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]

@@ -1,5 +1,6 @@
 """Behaviour of in-document `$ref` resolution and schema loading."""
 
+import json
 import pytest
 
 import constrain
@@ -258,3 +259,15 @@ def test_ref_siblings_are_ignored_exactly_where_the_draft_says(dialect, alone):
         schema["properties"]["at"]["not"] = {"const": 1}
         assert constrain.compile(schema, whitespace="flexible", cache=False).accepts(text)
         assert constrain.validate(value, schema) == []
+
+
+def test_recursive_ref_beside_other_keywords_is_met_once_and_called_again():
+    """``{"$ref": "#", "required": [...]}`` inside its own target: the met schema is one fragment that
+    calls itself, so each level asks the same, at any depth (within max_depth)."""
+    schema = {"type": "object", "properties": {"next": {"$ref": "#", "required": ["v"]}, "v": {"type": "integer"}}}
+    grammar = constrain.compile(schema, whitespace="compact", property_order="any", cache=False)
+    for text, ok in (("{}", True), ('{"next":{"v":1}}', True), ('{"next":{}}', False),
+                     ('{"next":{"v":1,"next":{"v":2}}}', True), ('{"next":{"v":1,"next":{}}}', False)):
+        assert grammar.accepts(text) is ok, text
+        assert (constrain.validate(json.loads(text), schema) == []) is ok, text
+    assert grammar.find_trap(2000) is None
