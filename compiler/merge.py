@@ -159,8 +159,11 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         out["properties"] = _merge_properties(a, b, matches)
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
         _merge_arrays(a, b, out)
-    if ("patternProperties" in a and "additionalProperties" in b) or ("patternProperties" in b and "additionalProperties" in a):
-        raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
+    for x, y in ((a, b), (b, a)):  # x's patterned keys are additional to y: they meet y's additionalProperties
+        if "patternProperties" in x and "additionalProperties" in y:
+            if "patternProperties" in y or any(matches(p, name) for p in x["patternProperties"] for name in y.get("properties", {})):
+                raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
+            out["patternProperties"] = {p: both(sub, y["additionalProperties"]) for p, sub in x["patternProperties"].items()}
     return out
 
 
