@@ -43,12 +43,6 @@ def expand(rules: dict, ignored=frozenset()) -> dict:
     return rules
 
 
-def exactly_one(branches: list) -> list:
-    """``oneOf`` as a union of branches that exclude each other: branch i and not any other."""
-    return [{"allOf": [b, {"not": {"anyOf": [o for j, o in enumerate(branches) if j != i]}}]}
-            for i, b in enumerate(branches)]
-
-
 class Complement:
     """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .errors import InvalidSchema, UnsupportedKeyword
@@ -9,6 +11,7 @@ from .merge import both
 from .refs import child
 from .regex import pattern_dfa
 
+MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
@@ -39,14 +42,20 @@ class ContainerLowering:
         if most is not None and least > most:
             self.never(slot, "minContains above maxContains")
             return
-        top = least if most is None else most
+        # each column a count of matches; with contains from several allOf branches (each once,
+        # ``_contains_also``) a set of those found instead, as bits
+        also = [wanted] + list(rules.get("_contains_also", ())) if wanted is not None else []
+        if len(also) > MAX_CONTAINS:
+            raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
+                                     f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
+        top = (1 << len(also)) - 1 if len(also) > 1 else least if most is None else most
         cap = hi if hi is not None else max(1, lo, len(prefix))
         grid = [[self.state(src) for _ in range(top + 1)] for _ in range(cap + 1)]
         self.prog.text(src, b"[", grid[0][0])
         end = self.state(src)
         for n, row in enumerate(grid):
             for k, here in enumerate(row):
-                if n >= lo and k >= least:
+                if n >= lo and k >= least and (len(also) < 2 or k == top):
                     self.ws(here, end)
             if hi is not None and n >= hi:
                 continue
@@ -56,13 +65,20 @@ class ContainerLowering:
             after = grid[min(n + 1, cap)]
             cases = [(schema, 0)] if wanted is None else [(both(schema, wanted), 1), (
                 schema if most is None else both(schema, {"not": wanted}), 0)]
+            if len(also) > 1:  # the item meets each set of them (an item may meet several)
+                cases = [(functools.reduce(both, [c for i, c in enumerate(also) if found >> i & 1], schema), found)
+                         for found in range(top + 1)]
             starts = []  # past the separator, one per count of matches
             for here in row:
                 starts.append(self.state(src))
                 (self.comma if n else self.ws)(here, starts[-1])
             for sub, step in cases:
                 for k, start in enumerate(starts):
-                    if sub is not False and (most is None or k + step <= top):
+                    if sub is False:
+                        continue
+                    if len(also) > 1:
+                        self.call(sub, where, start, after[k | step])
+                    elif most is None or k + step <= top:
                         self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
 

@@ -20,8 +20,8 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES, UNSUPPORTED
-from .merge import constraints, is_trivial, json_in, merge
-from .boolean import Complement, exactly_one, expand
+from .merge import constraints, exactly_one, is_trivial, json_in, merge
+from .boolean import Complement, expand
 from .one_of import exact_branches
 from .refs import SchemaDocument, child
 from .scalars import ScalarLowering
@@ -374,6 +374,7 @@ def _plain_schema(rules: dict) -> dict:
     extra += [{"not": {"enum": rules["_not_values"]}}] if rules.get("_not_values") else []
     extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
     extra += [{"not": {"format": f}} for f in rules.get("_not_formats", ())]
+    extra += [{"contains": c} for c in rules.get("_contains_also", ())]
     extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
     extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
     for some in rules.get("_some_member", ()):

@@ -134,12 +134,15 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             out[key] = _merge_multiple(va, vb, pointer)
         elif key == "anyOf" and _json_equal(va, vb):  # the same branches twice (a $ref met with itself)
             continue
-        elif key == "anyOf":  # every pair of branches, but those whose types cannot meet
-            kinds = _kinds(out)
-            pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
-            if len(pairs) > 256:
-                raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
-            out[key] = [both(x, y) for x, y in pairs] or [False]
+        elif key == "anyOf":
+            out[key] = _branch_pairs(out, va, vb, pointer)
+        elif key == "contains" and not _json_equal(va, vb) and not any(
+                k in side for side in (a, b) for k in ("minContains", "maxContains")):
+            out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
+        elif key == "oneOf" and isinstance(vb, list) and vb and not _json_equal(va, vb):
+            # exactly one of each: the second as branches that exclude each other, met with any anyOf
+            alone = exactly_one(vb)
+            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer) if "anyOf" in out else alone
         elif key == "allOf":
             out[key] = list(va) + list(vb)
         elif key == "not":  # neither a nor b: not (a or b)
@@ -165,6 +168,21 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                 raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
             out["patternProperties"] = {p: both(sub, y["additionalProperties"]) for p, sub in x["patternProperties"].items()}
     return out
+
+
+def _branch_pairs(out: dict, va: list, vb: list, pointer: str) -> list:
+    """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s)."""
+    kinds = _kinds(out)
+    pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
+    if len(pairs) > 256:
+        raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
+    return [both(x, y) for x, y in pairs] or [False]
+
+
+def exactly_one(branches: list) -> list:
+    """``oneOf`` as a union of branches that exclude each other: branch i and not any other."""
+    return [{"allOf": [b, {"not": {"anyOf": [o for j, o in enumerate(branches) if j != i]}}]}
+            for i, b in enumerate(branches)]
 
 
 def _as_tuple(value) -> tuple:

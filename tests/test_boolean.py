@@ -183,6 +183,17 @@ def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
     assert constrain.validate(json.loads(text), schema) == []
 
 
+@pytest.mark.parametrize("schema", [
+    {"allOf": [{"contains": {"type": "integer"}}, {"contains": {"type": "null"}}]},
+    {"allOf": [{"contains": {"type": "integer"}}, {"contains": {"minimum": 1}}], "maxItems": 2},
+    {"allOf": [{"contains": {"type": "integer"}}, {"contains": {"type": "null"}}, {"contains": {"const": "a"}}]},
+    {"type": "array", "allOf": [{"not": {"items": {"type": "integer"}}}, {"not": {"items": {"type": "string"}}}]},
+])
+def test_contains_from_several_allof_branches_each_find_an_item(schema):
+    """Each contains of an allOf needs an item of its own or shares one (one item may meet several)."""
+    assert agree(schema) == "compiled"
+
+
 def test_not_of_a_format_is_the_strings_it_rules_out():
     """``not format`` accepts the strings the format's automaton refuses, nothing else; a format
     bounded in length (hostname) or checked without an automaton (regex) is refused, as are numbers'."""
