@@ -22,7 +22,7 @@ from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedK
 from .keywords import TYPES, UNSUPPORTED
 from .merge import constraints, exactly_one, is_trivial, json_in, merge
 from .boolean import Complement, expand
-from .one_of import exact_branches
+from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
 from .scalars import ScalarLowering
 from .shapes import Shapes
@@ -198,10 +198,12 @@ class Lowering(ScalarLowering, ContainerLowering):
                 if not isinstance(branches, list) or not branches:
                     raise InvalidSchema(child(slot.pointer, keyword), f"{keyword} must be a non-empty array", slot.via)
                 met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
-                if keyword == "oneOf":  # disjoint by proof, else each branch without the others
-                    exact = exact_branches(met, lambda b: self.follow_refs(b, slot)[0])
+                if keyword == "oneOf":  # disjoint by proof, else each branch without the others it may meet
+                    resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
+                    exact = exact_branches(met, resolve)
                     met = exact if exact is not None else [
-                        self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(exactly_one(branches))]
+                        self.meet(rules, b, slot.at(keyword, i))
+                        for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
                 for i, branch in enumerate(met):
                     self.value(branch, slot.at(keyword, i), src, dst)
                 return

@@ -179,10 +179,14 @@ def _branch_pairs(out: dict, va: list, vb: list, pointer: str) -> list:
     return [both(x, y) for x, y in pairs] or [False]
 
 
-def exactly_one(branches: list) -> list:
-    """``oneOf`` as a union of branches that exclude each other: branch i and not any other."""
-    return [{"allOf": [b, {"not": {"anyOf": [o for j, o in enumerate(branches) if j != i]}}]}
-            for i, b in enumerate(branches)]
+def exactly_one(branches: list, overlaps: list | None = None) -> list:
+    """``oneOf`` as a union of branches that exclude each other: branch i and not any other it
+    might overlap (``overlaps[i]``, all others when not given)."""
+    out = []
+    for i, b in enumerate(branches):
+        others = [o for j, o in enumerate(branches) if j != i and (overlaps is None or j in overlaps[i])]
+        out.append({"allOf": [b, {"not": {"anyOf": others}}]} if others else b)
+    return out
 
 
 def _as_tuple(value) -> tuple:

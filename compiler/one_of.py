@@ -130,3 +130,20 @@ def exact_branches(branches: list, resolve) -> list | None:
             types = sorted(after | ({"integer"} if "number" in after else set()))
             out.append({"allOf": [branch, {"type": types}]})
     return out
+
+
+def overlaps(branches: list, resolve) -> list[set[int]]:
+    """For each branch, the other branches a value might meet too (not proven disjoint from it):
+    exactly one holds when a branch does and none of those do, the rest being ruled out already."""
+    rules = [resolve(b) for b in branches]
+    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
+    kinds = [_admitted_kinds(r) for r in rules]
+    out: list[set[int]] = [set() for _ in branches]
+    for i, a in enumerate(rules):
+        for j in range(i + 1, len(rules)):
+            b = rules[j]
+            common = kinds[i] & kinds[j]
+            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k) for k in common):
+                out[i].add(j)
+                out[j].add(i)
+    return out
