@@ -98,7 +98,8 @@ def test_compile_times_beside_llguidance(tmp_path, llama3_tokenizer):
     assert lines[0].startswith("1 schemas compiled (of 2); TTFM ms p50 ")
     assert lines[1].startswith("llguidance: 1 schemas compiled; TTFM ms p50 ")
     assert lines[2].startswith("the 1 both compile: constrain p50 ")
-    assert "a.json" in lines[4] and "maxLength 5000: 1" in lines[4] and " / " in lines[4]
+    assert lines[3].startswith("cyclic collector during the run: ")
+    assert "a.json" in lines[5] and "maxLength 5000: 1" in lines[5] and " / " in lines[5]
 
 
 def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, llama3_tokenizer):
