@@ -67,11 +67,7 @@ class CharDFA:
     def finishing(self, unwritable: tuple[int, int] | None = None) -> frozenset[int]:
         """The states that can reach acceptance, along edges holding a scalar outside ``unwritable``
         (kept in ``derived``: automata cached per process are lowered by many compiles)."""
-        key = ("finishing", unwritable, len(self.edges))
-        done = self.derived.get(key)
-        if done is None:
-            done = self.derived[key] = self._finishing(unwritable)
-        return done
+        return self._kept(("finishing", unwritable), self._finishing)
 
     def _finishing(self, unwritable) -> frozenset[int]:
         reverse: list[list[int]] = [[] for _ in self.edges]
@@ -93,10 +89,14 @@ class CharDFA:
     def closed_under(self, ranges: tuple[tuple[int, int], ...]) -> frozenset[int]:
         """The greatest set of states that read every scalar of ``ranges`` (sorted, disjoint) and
         stay in the set doing so: from them, any text of those scalars is read, however long."""
-        key = ("closed_under", ranges, len(self.edges))
+        return self._kept(("closed_under", ranges), self._closed_under)
+
+    def _kept(self, key: tuple, make):
+        """``make(key[1])``, computed once per size of the automaton (``derived`` holds it)."""
+        key += (len(self.edges),)
         done = self.derived.get(key)
         if done is None:
-            done = self.derived[key] = self._closed_under(ranges)
+            done = self.derived[key] = make(key[1])
         return done
 
     def _closed_under(self, ranges) -> frozenset[int]:
