@@ -37,7 +37,7 @@ BOOLEAN_MUTATIONS = [
     ("several contains: any one found ends the array", "compiler/containers.py",
      "if n >= lo and k >= least and (len(also) < 2 or k == top):", "if n >= lo and k >= least:"),
     ("maxContains not counted", "compiler/containers.py",
-     "if k + step > top and most is not None:", "if False:"),
+     "elif most is None or k + step <= top:", "else:"),
     ("a witness member not required", "compiler/containers.py",
      "if c >= lo and mask == full:", "if c >= lo:"),
     ("draft-4 if applied", "compiler/refs.py",
