@@ -185,7 +185,12 @@ def exactly_one(branches: list, overlaps: list | None = None) -> list:
     out = []
     for i, b in enumerate(branches):
         others = [o for j, o in enumerate(branches) if j != i and (overlaps is None or j in overlaps[i])]
-        out.append({"allOf": [b, {"not": {"anyOf": others}}]} if others else b)
+        if not others:
+            out.append(b)
+        elif isinstance(b, dict) and not b.keys() & {"not", "$ref"}:  # beside the branch's own keywords,
+            out.append({**b, "not": {"anyOf": others}})  # so its properties keep their place in the order
+        else:
+            out.append({"allOf": [b, {"not": {"anyOf": others}}]})
     return out
 
 
