@@ -48,6 +48,18 @@ def literal_values(rules: dict) -> list | None:
     return None
 
 
+def _pinned(rules: dict) -> list | None:
+    """The values ``rules`` may take by its literals, through the ``allOf`` wrappers of lazy meets
+    (``merge.both``): a superset of the values it allows (None: no literal pins it)."""
+    values = literal_values(rules)
+    parts = rules.get("allOf")
+    for part in parts if isinstance(parts, list) else ():
+        inner = _pinned(part) if isinstance(part, dict) else None
+        if inner is not None:
+            values = inner if values is None else [v for v in values if json_in(v, inner)]
+    return values
+
+
 def _admitted_kinds(rules) -> set[str]:
     if rules is True:
         return set(KINDS)
@@ -56,7 +68,7 @@ def _admitted_kinds(rules) -> set[str]:
     declared = rules.get("type")
     kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
     kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
-    values = literal_values(rules)
+    values = _pinned(rules)
     if values is not None:
         kinds &= {_kind(v) for v in values}
     return kinds
@@ -73,7 +85,7 @@ def _unconstrained(rules, kind: str) -> bool:
 
 
 def _disjoint(a, b, kind: str) -> bool:
-    la, lb = literal_values(a), literal_values(b)
+    la, lb = _pinned(a), _pinned(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind != "object":
@@ -86,11 +98,11 @@ def _object_disjoint(a: dict, b: dict) -> bool:
     pa, pb = a.get("properties", {}), b.get("properties", {})
     for name in a.get("required", []):
         if name in pb:
-            la = literal_values(pa.get(name)) if isinstance(pa.get(name), dict) else None
+            la = _pinned(pa.get(name)) if isinstance(pa.get(name), dict) else None
             other = pb[name]
             if other is False:
                 return True
-            lb = literal_values(other) if isinstance(other, dict) else None
+            lb = _pinned(other) if isinstance(other, dict) else None
             if la is not None and lb is not None and not any(json_in(x, lb) for x in la):
                 return True
         elif b.get("additionalProperties", True) is False and not b.get("patternProperties"):

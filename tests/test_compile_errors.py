@@ -224,3 +224,22 @@ def test_compiling_leaves_the_garbage_collector_as_it_found_it(enabled):
         assert gc.isenabled() == enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+
+def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_disjoint():
+    """Branches pinning a required property to different values are disjoint even when each pin
+    is met with the schema's own enum of that property (a lazy meet, ``merge.both``: an ``allOf``
+    underneath), so exactly-one needs no complement there (whose names came first in the order)."""
+    from compiler.merge import both
+    from compiler.one_of import exact_branches, overlaps
+
+    own = {"type": "string", "enum": ["A", "B", "C"]}
+    met = [{"type": "object", "required": ["type"], "properties": {"type": both(own, {"enum": [v]}), "unit": {"const": v}}}
+           for v in "ABC"]
+    assert exact_branches(met, lambda b: b) == met
+    assert overlaps(met, lambda b: b) == [set(), set(), set()]
+    schema = {"type": "object", "properties": {"type": own, "id": {"type": "string"}}, "required": ["type", "id"],
+              "dependencies": {"type": {"oneOf": [{"properties": {"type": {"enum": [v]}, "unit": {"const": v}}} for v in "ABC"]}}}
+    g = constrain.compile(schema, whitespace="compact", cache=False)
+    assert g.accepts('{"type":"B","id":"x","unit":"B"}') and not g.accepts('{"type":"B","id":"x","unit":"A"}')
