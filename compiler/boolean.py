@@ -49,10 +49,10 @@ class Complement:
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
     is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings)."""
 
-    def __init__(self, follow, applies, ignored=frozenset()):
+    def __init__(self, follow, applies, ignored_in=lambda schema: frozenset()):
         self.follow = follow
         self.applies = applies
-        self.ignored = ignored
+        self.ignored_in = ignored_in  # the keywords a schema's draft ignores (none in our own)
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
         if depth > MAX_REF_DEPTH:
@@ -61,7 +61,7 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
-        rules = constraints(expand(self.applies(schema), self.ignored))
+        rules = constraints(expand(self.applies(schema), self.ignored_in(schema)))
         if not rules:
             return False
         branches = []

@@ -47,7 +47,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
-        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored)
+        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -94,7 +94,9 @@ class Lowering(ScalarLowering, ContainerLowering):
         if key is None:
             self._keep[id(schema)] = schema
             return id(schema)
-        return ("shape", key)
+        # a document's schema and one the compiler wrote alike differ when the draft ignores a keyword in them
+        ignoring = isinstance(schema, dict) and bool(self.doc.ignored_in(schema) & schema.keys())
+        return ("shape", key, ignoring)
 
     def shared(self, key, build) -> int:
         """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
@@ -160,9 +162,10 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.never(slot, "'false' schema")
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
+        ignored = self.doc.ignored_in(schema)
         schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
-        rules = expand(constraints(schema), self.doc.ignored)
+        rules = expand(constraints(schema), ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             if not isinstance(ref, str):
@@ -231,7 +234,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self.check_keywords(b, slot)
-        b = expand(b, self.doc.ignored)
+        b = expand(b, self.doc.ignored_in(b))
         if is_trivial(a):
             return b
         def matches(pattern, name):
@@ -253,7 +256,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                     s = rest
                     continue
                 self.check_keywords(target, slot)
-                target = expand(constraints(target), self.doc.ignored)
+                target = expand(constraints(target), self.doc.ignored_in(target))
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 

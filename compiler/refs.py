@@ -123,6 +123,7 @@ class SchemaDocument:
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice
         self._base_cache: dict[str, str] = {}
+        self._nodes: set[int] = set()  # ids of the document's own schema objects (it keeps them alive)
         self._index()
 
     def without_ref_siblings(self, node: dict) -> dict:
@@ -144,6 +145,11 @@ class SchemaDocument:
             return node["id"], "id"
         return None, None
 
+    def ignored_in(self, node) -> frozenset:
+        """The keywords ``node`` does not have: the draft's unknown words in a schema of the document;
+        none in a schema the compiler wrote (a complement's ``contains`` is meant in any draft)."""
+        return self.ignored if id(node) in self._nodes else frozenset()
+
     def _index(self) -> None:
         self._resources[""] = ""
         stack = [(self.root, "", None)]
@@ -151,6 +157,7 @@ class SchemaDocument:
             node, base, path = stack.pop()
             if not isinstance(node, dict):
                 continue
+            self._nodes.add(id(node))
             ident, keyword = self._own_id(node)
             if ident is not None:
                 if not isinstance(ident, str):

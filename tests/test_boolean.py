@@ -209,6 +209,22 @@ def test_not_of_a_format_is_the_strings_it_rules_out():
             constrain.compile({"not": {"format": name}}, cache=False)
 
 
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_a_complement_keeps_the_keywords_its_draft_ignores(order):
+    """``not items`` is "some item is wrong", written with ``contains``: in a draft-4 document, which
+    ignores a ``contains`` of its own, the complement's must still count (ignoring it accepted every
+    array, and a oneOf of two objects both valid: o69190)."""
+    d4 = "http://json-schema.org/draft-04/schema#"
+    g = constrain.compile({"$schema": d4, "not": {"items": {"type": "integer"}}}, cache=False, property_order=order)
+    assert g.accepts('["a"]') and not g.accepts("[1]") and not g.accepts("[]")
+    assert constrain.compile({"$schema": d4, "type": "array", "contains": {"type": "integer"}}, cache=False).accepts('["a"]')
+    schema = {"$schema": d4, "oneOf": [{"$ref": "#/definitions/a"}, {"$ref": "#/definitions/b"}], "definitions": {
+        "a": {"type": "object", "required": ["a"], "properties": {"a": {"type": "array", "items": {"type": "integer"}}}},
+        "b": {"type": "object", "required": ["b"]}}}
+    g = constrain.compile(schema, cache=False, whitespace="compact", property_order=order)
+    assert not g.accepts('{"a":[],"b":{}}') and g.accepts('{"a":["x"],"b":{}}') and g.accepts('{"a":[1]}')
+
+
 def test_a_document_naming_no_draft_keeps_dependencies():
     """Without `$schema`, draft 7's `dependencies` still applies: ignoring it would widen the language."""
     schema = {"type": "object", "dependencies": {"a": ["b"]}}
