@@ -73,9 +73,9 @@ class ContainerLowering:
                 starts.append(self.state(src))
                 (self.comma if n else self.ws)(here, starts[-1])
             for sub, step in cases:
+                if sub is False:
+                    continue
                 for k, start in enumerate(starts):
-                    if sub is False:
-                        continue
                     if len(also) > 1:
                         self.call(sub, where, start, after[k | step])
                     elif most is None or k + step <= top:

@@ -110,14 +110,19 @@ def _object_disjoint(a: dict, b: dict) -> bool:
     return False
 
 
+def _read(branches: list, resolve) -> tuple[list, list[set[str]]]:
+    """Each branch's constraints (a top-level ``$ref`` followed) and the types it admits."""
+    rules = [resolve(b) for b in branches]
+    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
+    return rules, [_admitted_kinds(r) for r in rules]
+
+
 def exact_branches(branches: list, resolve) -> list | None:
     """The branches, each narrowed to the types where it is the only match; ``None`` if unproven.
 
     ``resolve(branch)`` gives the branch's constraints with a top-level ``$ref`` followed.
     """
-    rules = [resolve(b) for b in branches]
-    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
-    kinds = [_admitted_kinds(r) for r in rules]
+    rules, kinds = _read(branches, resolve)
     keep = [set(k) for k in kinds]
     for kind in KINDS:
         admitting = [i for i, ks in enumerate(kinds) if kind in ks]
@@ -147,9 +152,7 @@ def exact_branches(branches: list, resolve) -> list | None:
 def overlaps(branches: list, resolve) -> list[set[int]]:
     """For each branch, the other branches a value might meet too (not proven disjoint from it):
     exactly one holds when a branch does and none of those do, the rest being ruled out already."""
-    rules = [resolve(b) for b in branches]
-    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
-    kinds = [_admitted_kinds(r) for r in rules]
+    rules, kinds = _read(branches, resolve)
     out: list[set[int]] = [set() for _ in branches]
     for i, a in enumerate(rules):
         for j in range(i + 1, len(rules)):
