@@ -4,7 +4,8 @@
 
 For each test group of ``SUITE_DIR/tests/<draft>/*.json`` the schema is compiled (whitespace
 "compact") and every test instance, serialised compactly, is walked through ``Grammar.accepts``
-and compared with the suite's ``valid``. Outcomes per test:
+and compared with the suite's ``valid``. A remote ``$ref`` reaches the suite's ``remotes/`` documents,
+handed to ``compile`` as ``resources`` (nothing is fetched). Outcomes per test:
 
 - pass: the grammar agrees with the suite;
 - false accept: an invalid instance accepted. This breaks the promise (DESIGN §1) and must be 0.
@@ -14,7 +15,7 @@ and compared with the suite's ``valid``. Outcomes per test:
 - shape: a valid instance refused only because its object keys are not in the canonical order
   (``properties`` order, then ``required`` names): with its keys reordered (in the order the
   schema gives at each place, then permutations) it is accepted;
-- unsupported: compiling raised ``UnsupportedKeyword`` (remote ``$ref`` included);
+- unsupported: compiling raised ``UnsupportedKeyword``;
 - error: compiling raised another error (or crashed), or walking the text crashed;
 - timeout: the group (compile and walks) took longer than the guard (10 s by default).
 
@@ -272,7 +273,33 @@ def _compile_error_outcome(exc: Exception) -> tuple[str, str]:
     return "error", f"{type(exc).__name__}: {exc}"
 
 
-def run_group(report: Report, file: str, group: dict, timeout: float) -> None:
+REMOTE_BASE = "http://localhost:1234/"  # where the suite's remotes/ folder is served in its own runs
+
+
+def load_remotes(suite_dir: Path, draft: str) -> dict:
+    """The suite's remote documents by the URI its tests refer to them by: those of no draft's folder
+    and those of this draft's (the others are the same files written for another draft)."""
+    folder = Path(suite_dir) / "remotes"
+    mine = {"draft2020-12": "draft2020-12", "draft7": "draft7"}[draft]
+    paths = [p for p in sorted(folder.rglob("*.json")) if p.relative_to(folder).parts[0] in (mine,)
+             or not re.match(r"draft|v1$", p.relative_to(folder).parts[0])] if folder.is_dir() else []
+    return {REMOTE_BASE + path.relative_to(folder).as_posix(): json.loads(path.read_text(encoding="utf-8"))
+            for path in paths}
+
+
+def referenced(schema, remotes: dict) -> dict:
+    """The remotes whose file a schema (or a remote it takes) names: handed to ``compile`` as resources."""
+    chosen: dict = {}
+    text = json.dumps(schema)
+    while True:
+        more = {uri: doc for uri, doc in remotes.items() if uri not in chosen and uri.rsplit("/", 1)[-1] in text}
+        if not more:
+            return chosen
+        chosen.update(more)
+        text = json.dumps(list(more.values()))
+
+
+def run_group(report: Report, file: str, group: dict, timeout: float, remotes: dict | None = None) -> None:
     schema = group.get("schema")
     description = str(group.get("description", ""))
     tests = group.get("tests", [])
@@ -285,7 +312,8 @@ def run_group(report: Report, file: str, group: dict, timeout: float) -> None:
     try:
         with time_guard(timeout):
             try:
-                grammar = constrain.compile(schema, whitespace="compact", max_seconds=timeout)
+                grammar = constrain.compile(schema, whitespace="compact", max_seconds=timeout,
+                                            resources=referenced(schema, remotes or {}))
             except constrain.Unsatisfiable:
                 grammar = None  # the empty language
             report.compile_seconds.append((time.perf_counter() - started, file, description))
@@ -367,12 +395,13 @@ def run_suite(suite_dir, draft: str = "draft2020-12", *, optional: bool = False,
     suite_dir = Path(suite_dir)
     report = Report(draft)
     root = suite_dir / "tests" / draft
+    remotes = load_remotes(suite_dir, draft)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unknown formats: the suite has many, the table is the point
         for path in suite_files(suite_dir, draft, optional):
             name = path.relative_to(root).with_suffix("").as_posix()
             for group in json.loads(path.read_text(encoding="utf-8")):
-                run_group(report, name, in_dialect(group, draft), timeout)
+                run_group(report, name, in_dialect(group, draft), timeout, remotes)
     return report
 
 

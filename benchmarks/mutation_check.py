@@ -1,5 +1,5 @@
-"""Mutation check: break each guard of the literal matcher, the root handling and the boolean
-keywords (complements, exactly-one, conditionals, contains), one at a time.
+"""Mutation check: break each guard of the literal matcher, the root handling, the boolean
+keywords (complements, exactly-one, conditionals, contains) and the unevaluated keywords, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -19,6 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
 BOOLEAN_TESTS = ["tests/test_boolean.py"]
+EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agree_with_jsonschema",
+                    "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py"]
 
 BOOLEAN_MUTATIONS = [
     ("not oneOf without 'two at once'", "compiler/boolean.py",
@@ -98,8 +100,25 @@ def run(name: str, path: str, old: str, new: str, tests: list[str]) -> bool:
         return proc.returncode != 0
 
 
+EVALUATION_MUTATIONS = [
+    ("anyOf: one passing branch at a time", "compiler/unevaluated.py",
+     'self.product(options, branch) if applicator == "anyOf" else branch', "branch"),
+    ("an anyOf branch's case holds without the branch", "compiler/unevaluated.py",
+     "branches = [[(both(b, cond), seen)", "branches = [[(cond, seen)"),
+    ("a dependency's case holds without its name", "compiler/boolean.py",
+     'present = {"required": [name], "allOf": [present]}', 'present = {"allOf": [present]}'),
+    ("contains evaluates nothing", "compiler/unevaluated.py",
+     'contains = (rules["contains"],) if "contains" in rules and self.doc.contains_evaluates else ()', "contains = ()"),
+    ("a nested unevaluated keyword evaluates nothing more", "compiler/unevaluated.py",
+     'everything="additionalProperties" in rules or keyword in rules)', 'everything="additionalProperties" in rules)'),
+    ("relative $ref left relative", "compiler/refs.py",
+     'node["$ref"] = _join(base, node["$ref"])', "pass"),
+]
+
+
 def main() -> int:
-    survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS)]
+    survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
+                            (EVALUATION_TESTS, EVALUATION_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

@@ -21,9 +21,11 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict, ignored=frozenset()) -> dict:
+def expand(rules: dict, ignored=frozenset(), annotated: bool = False) -> dict:
     """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases, and
-    the ``ignored`` keywords (another draft's) left out."""
+    the ``ignored`` keywords (another draft's) left out. ``annotated``: a dependency's case also
+    requires its name, so that the case passes only where the keyword applied (what the case
+    evaluates counts only then: ``unevaluated.py``)."""
     if ignored & rules.keys():
         rules = {k: v for k, v in rules.items() if k not in ignored}
     if not any(key in rules for key in CONDITIONAL):
@@ -37,7 +39,10 @@ def expand(rules: dict, ignored=frozenset()) -> dict:
     for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
         for name, need in (rules.pop(keyword, None) or {}).items():
             absent = {"properties": {name: False}}  # non-objects pass both branches' keywords
-            parts.append({"anyOf": [absent, {"required": need} if isinstance(need, list) else need]})
+            present = {"required": need} if isinstance(need, list) else need
+            if annotated:
+                present = {"required": [name], "allOf": [present]}
+            parts.append({"anyOf": [absent, present]})
     if parts:
         rules["allOf"] = parts
     return rules
@@ -47,12 +52,14 @@ class Complement:
     """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
-    is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings)."""
+    is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings);
+    ``rewrite(rules, pointer, ignored)`` replaces the unevaluated keywords (``unevaluated.py``)."""
 
-    def __init__(self, follow, applies, ignored_in=lambda schema: frozenset()):
+    def __init__(self, follow, applies, ignored_in=lambda schema: frozenset(), rewrite=lambda rules, pointer, ignored: rules):
         self.follow = follow
         self.applies = applies
         self.ignored_in = ignored_in  # the keywords a schema's draft ignores (none in our own)
+        self.rewrite = rewrite
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
         if depth > MAX_REF_DEPTH:
@@ -61,7 +68,8 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
-        rules = constraints(expand(self.applies(schema), self.ignored_in(schema)))
+        ignored = self.ignored_in(schema)
+        rules = constraints(expand(self.rewrite(self.applies(schema), slot.pointer, ignored), ignored))
         if not rules:
             return False
         branches = []

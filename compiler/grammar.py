@@ -183,8 +183,11 @@ def _collector_paused():
 
 
 def compile(schema, *, whitespace: str = "bounded", strict: bool = False, property_order: str = "schema",
-            cache: bool = True, **limits) -> Grammar:
+            cache: bool = True, resources=None, **limits) -> Grammar:
     """Compile a JSON Schema (dict, bool, JSON text or pydantic model class) into a ``Grammar``.
+
+    ``resources`` maps absolute URIs to the schemas a ``$ref`` may reach outside this one (other
+    files of a multi-file schema); nothing is ever fetched.
 
     Compiling the same schema with the same options twice returns the same grammar, whose lazily
     built automaton (and the token masks hung on it) is then shared; ``cache=False`` compiles anew.
@@ -192,7 +195,7 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
     for objects of at most ``ANY_ORDER_MAX`` of them; larger ones keep the schema's order.
     """
     options = Options(whitespace=whitespace, strict=strict, property_order=property_order, **limits)
-    root = load_schema(schema)
+    root = load_schema(schema, resources)
     key = None
     if cache:
         try:

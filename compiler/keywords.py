@@ -13,7 +13,7 @@ IMPLEMENTED = frozenset({
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
     "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
-    "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
+    "unevaluatedProperties", "unevaluatedItems", "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 
 ANNOTATIONS = frozenset({
@@ -40,6 +40,11 @@ VOCABULARY = frozenset({
 })
 
 UNSUPPORTED = VOCABULARY - IMPLEMENTED - ANNOTATIONS
+
+
+def refused(key: str, value) -> bool:
+    """Whether keyword ``key`` with ``value`` is one we cannot enforce (``uniqueItems: false`` says nothing)."""
+    return key in UNSUPPORTED and not (key == "uniqueItems" and value is False)
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 

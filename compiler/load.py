@@ -4,8 +4,9 @@ the parsed JSON of one schema document, or an `InvalidSchema` that says what was
 from __future__ import annotations
 
 import json
+from urllib.parse import urljoin, urlsplit
 
-from compiler.errors import InvalidSchema
+from compiler.errors import InvalidSchema, UnsupportedKeyword
 
 
 def _kind(value) -> str:
@@ -45,17 +46,52 @@ def _is_pydantic_model(value) -> bool:
     return isinstance(value, type) and callable(getattr(value, "model_json_schema", None))
 
 
-def load_schema(schema) -> object:
+def load_schema(schema, resources=None) -> object:
     """Return the schema as parsed JSON (a dict or a bool).
 
     Accepts a dict, a bool, JSON text (``str`` or ``bytes``) or a pydantic v2 model class (its
     ``model_json_schema()``; pydantic is only needed by whoever passes a model). Anything else is
-    `InvalidSchema` at the root.
+    `InvalidSchema` at the root. ``resources`` (absolute URI -> schema) are bundled in (``bundle``).
     """
     if isinstance(schema, (str, bytes, bytearray)):
         schema = _parse(schema)
     elif _is_pydantic_model(schema):
         schema = schema.model_json_schema()
-    if isinstance(schema, (dict, bool)):
-        return schema
-    raise InvalidSchema("", f"a schema must be an object or a boolean, not {_kind(schema)}")
+    if not isinstance(schema, (dict, bool)):
+        raise InvalidSchema("", f"a schema must be an object or a boolean, not {_kind(schema)}")
+    return bundle(schema, resources) if resources else schema
+
+
+def bundle(root, resources) -> object:
+    """``root`` with each of ``resources`` (absolute URI -> schema) embedded under ``$defs`` with the
+    URI as its ``$id``: a compound document, the specification's way to ship several schemas as one
+    (2020-12 §9.3), so that a ``$ref`` to the URI resolves inside and nothing is ever fetched."""
+    if not hasattr(resources, "items"):
+        raise TypeError(f"resources must map absolute URIs to schemas, not {type(resources).__name__}")
+    if isinstance(root, bool):
+        return root  # nothing in it can refer to them
+    defs = dict(root.get("$defs", {})) if isinstance(root.get("$defs", {}), dict) else {}
+    draft = root.get("$schema")
+    for uri, schema in resources.items():
+        if not isinstance(uri, str) or not urlsplit(uri).scheme or urlsplit(uri).fragment:
+            raise ValueError(f"a resource's URI must be absolute and without a fragment, not {uri!r}")
+        uri = uri.rstrip("#")
+        if uri in defs:
+            raise ValueError(f"resource {uri!r} given twice (or the schema's $defs already has that name)")
+        try:
+            schema = load_schema(schema)
+        except InvalidSchema as exc:
+            raise InvalidSchema("", f"resource {uri!r}: {exc.reason}") from None
+        if isinstance(schema, bool):
+            schema = {} if schema else {"not": {}}
+        own = schema.get("$schema")
+        if isinstance(own, str) and isinstance(draft, str) and own.rstrip("#") != draft.rstrip("#"):
+            raise UnsupportedKeyword("/$defs/" + uri.replace("~", "~0").replace("/", "~1"), "$schema",
+                                     f"resource {uri!r} is of another draft ({own}) than the schema ({draft})")
+        ident = schema.get("$id")
+        if isinstance(ident, str) and urljoin(uri, ident).rstrip("#") != uri:
+            # its own $id stays its base; the URI it was given under refers to it
+            defs[uri] = {"$id": uri, "$ref": urljoin(uri, ident), "$defs": {"resource": schema}}
+        else:
+            defs[uri] = {**schema, "$id": uri}
+    return {**root, "$defs": defs}

@@ -19,11 +19,12 @@ from .containers import ContainerLowering
 from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .keywords import TYPES, UNSUPPORTED
+from .keywords import TYPES, refused
 from .merge import constraints, exactly_one, is_trivial, json_in, merge
 from .boolean import Complement, expand
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
+from .unevaluated import Evaluation
 from .scalars import ScalarLowering
 from .shapes import Shapes
 from .validation import Validator
@@ -47,7 +48,9 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
-        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in)
+        self.evaluation = Evaluation(document)
+        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in,
+                                     self.evaluation.rewrite)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -165,7 +168,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         ignored = self.doc.ignored_in(schema)
         schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
-        rules = expand(constraints(schema), ignored)
+        rules = expand(self.evaluation.rewrite(constraints(schema), slot.pointer, ignored), ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             if not isinstance(ref, str):
@@ -234,7 +237,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self.check_keywords(b, slot)
-        b = expand(b, self.doc.ignored_in(b))
+        ignored = self.doc.ignored_in(b)
+        b = expand(self.evaluation.rewrite(b, slot.pointer, ignored), ignored)
         if is_trivial(a):
             return b
         def matches(pattern, name):
@@ -248,7 +252,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                 if ref in seen or len(seen) > 32:
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference merged with other keywords", slot.via)
                 seen.append(ref)
-                _, target = self.doc.resolve(ref, slot.pointer)
+                target_pointer, target = self.doc.resolve(ref, slot.pointer)
                 rest = {k: v for k, v in s.items() if k != "$ref"}
                 if target is False:
                     return False
@@ -256,7 +260,8 @@ class Lowering(ScalarLowering, ContainerLowering):
                     s = rest
                     continue
                 self.check_keywords(target, slot)
-                target = expand(constraints(target), self.doc.ignored_in(target))
+                ignored = self.doc.ignored_in(target)
+                target = expand(self.evaluation.rewrite(constraints(target), target_pointer, ignored), ignored)
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
@@ -265,8 +270,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         return merged
 
     def check_keywords(self, schema: dict, slot: Slot) -> None:
-        for key in schema:
-            if key in UNSUPPORTED:
+        for key, value in schema.items():
+            if refused(key, value):
                 raise UnsupportedKeyword(child(slot.pointer, key), key, via=slot.via)
 
     # -- literals -------------------------------------------------------------------------------

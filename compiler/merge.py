@@ -24,7 +24,8 @@ def constraints(schema: dict) -> dict:
     """The keywords of ``schema`` that constrain instances (annotations and unknown words dropped)."""
     out = {}
     for key, value in schema.items():
-        if key in NOT_MERGED or (key not in VOCABULARY and key not in LOWERING_WORDS):
+        if key in NOT_MERGED or (key not in VOCABULARY and key not in LOWERING_WORDS) or (
+                key == "uniqueItems" and value is False):
             continue
         out[key] = value
     return out
@@ -163,10 +164,15 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
         _merge_arrays(a, b, out)
     for x, y in ((a, b), (b, a)):  # x's patterned keys are additional to y: they meet y's additionalProperties
-        if "patternProperties" in x and "additionalProperties" in y:
-            if "patternProperties" in y or any(matches(p, name) for p in x["patternProperties"] for name in y.get("properties", {})):
+        theirs = y.get("patternProperties", {})
+        mine = {p: sub for p, sub in x.get("patternProperties", {}).items() if p not in theirs}  # y's too: not additional
+        if mine and "additionalProperties" in y and y["additionalProperties"] is not True:
+            # a name of y's that a pattern of x's matches would meet y's additionalProperties too
+            named = [name for name, sub in y.get("properties", {}).items() if sub is not False]
+            if theirs or any(matches(p, name) for p in mine for name in named):
                 raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
-            out["patternProperties"] = {p: both(sub, y["additionalProperties"]) for p, sub in x["patternProperties"].items()}
+            out["patternProperties"] = {p: both(sub, y["additionalProperties"]) if p in mine else sub
+                                        for p, sub in out["patternProperties"].items()}
     return out
 
 

@@ -26,7 +26,8 @@ _MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "de
 
 _MODERN = ("2019-09", "2020-12")
 _LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
-_NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains"})
+_NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains",
+                       "unevaluatedProperties", "unevaluatedItems"})
 _LATER_WORDS = {  # what a draft does not know yet (2019-09 on: `dependencies` became two keywords)
     "draft-03": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
     "draft-04": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
@@ -119,12 +120,20 @@ class SchemaDocument:
         # widen the language its author meant.
         named = next((d for d in _LATER_WORDS if isinstance(schema_uri, str) and d in schema_uri), None)
         self.ignored = _LATER_WORDS[named] if named else frozenset(() if self._legacy_id else {"dependencies"})
+        # 2019-09's unevaluatedItems does not count the items `contains` matched; 2020-12's does
+        self.contains_evaluates = not (isinstance(schema_uri, str) and "2019-09" in schema_uri)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice
         self._base_cache: dict[str, str] = {}
         self._nodes: set[int] = set()  # ids of the document's own schema objects (it keeps them alive)
         self._index()
+        if self.has_ids:
+            # the lowering moves subschemas about (merged, inlined): a `$ref` written relative to the
+            # base URI where it stands is made absolute, so it means the same wherever it goes
+            self.root = self._absolute_refs(root)
+            self._resources.clear(), self._anchors.clear(), self._ambiguous.clear(), self._nodes.clear()
+            self._index()
 
     def without_ref_siblings(self, node: dict) -> dict:
         """``node`` as it applies: in a draft 3 to 7 document a ``$ref`` is the whole schema."""
@@ -139,6 +148,8 @@ class SchemaDocument:
     # -- indexing --------------------------------------------------------------------------
 
     def _own_id(self, node: dict):
+        if self.ref_alone and "$ref" in node:  # drafts 3 to 7: a `$ref` hides its siblings, `$id` too
+            return None, None
         if "$id" in node:
             return node["$id"], "$id"
         if self._legacy_id and isinstance(node.get("id"), str):
@@ -176,6 +187,29 @@ class SchemaDocument:
             for suffix, sub in _children(node):
                 if isinstance(sub, dict):
                     stack.append((sub, base, (path, suffix)))
+
+    def _absolute_refs(self, root: dict) -> dict:
+        """A copy of the document's schema objects with every ``$ref`` joined to its base URI."""
+        root = dict(root)
+        stack = [(root, "")]
+        while stack:
+            node, base = stack.pop()
+            ident, _ = self._own_id(node)
+            if isinstance(ident, str):
+                base = _defrag(_join(base, ident))[0] or base
+            if isinstance(node.get("$ref"), str) and base:
+                node["$ref"] = _join(base, node["$ref"])
+            for key, value in node.items():
+                if key in _ONE and isinstance(value, dict):
+                    node[key] = value = dict(value)
+                    stack.append((value, base))
+                elif key in _LIST and isinstance(value, list):
+                    node[key] = value = [dict(v) if isinstance(v, dict) else v for v in value]
+                    stack.extend((v, base) for v in value if isinstance(v, dict))
+                elif key in _MAP and isinstance(value, dict):
+                    node[key] = value = {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
+                    stack.extend((v, base) for v in value.values() if isinstance(v, dict))
+        return root
 
     def _declare(self, table: dict, key, pointer: str) -> None:
         if key in table and table[key] != pointer:

@@ -24,7 +24,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
-from compiler.keywords import TYPES, UNSUPPORTED
+from compiler.keywords import TYPES, refused
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
@@ -32,6 +32,7 @@ from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
+from compiler.unevaluated import KEYWORDS as UNEVALUATED, Evaluation
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 
@@ -47,13 +48,13 @@ KNOWN_FORMATS = frozenset({
 _SCHEMA_KINDS = (dict, bool)
 
 
-def validate(instance, schema, *, dialect: str = "portable") -> list[str]:
+def validate(instance, schema, *, dialect: str = "portable", resources=None) -> list[str]:
     """Return every error of `instance` against `schema` (empty when it is valid).
 
     Raises the compiler's `InvalidSchema` / `UnsupportedKeyword` for a schema the compiler would
     refuse, whatever the instance.
     """
-    return Validator(schema, dialect=dialect).errors(instance)
+    return Validator(schema, dialect=dialect, resources=resources).errors(instance)
 
 
 # --- JSON values -----------------------------------------------------------------------------------
@@ -202,15 +203,17 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 class Validator:
     """A schema loaded and checked once, ready to validate many instances."""
 
-    def __init__(self, schema, *, dialect: str = "portable"):
+    def __init__(self, schema, *, dialect: str = "portable", resources=None):
         if dialect not in REGEX_DIALECT:
             raise ValueError(f"dialect must be 'portable' or 'spec', not {dialect!r}")
         self.dialect = dialect
-        self.document = SchemaDocument(load_schema(schema))
+        self.document = SchemaDocument(load_schema(schema, resources))
         self.root = self.document.root
         self._refs: dict[int, object] = {}       # id(schema holding $ref) -> target subschema
         self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
         self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]
+        self._unevaluated: dict[int, list] = {}  # id(schema) -> the schemas its unevaluated* keywords became
+        self._evaluation = Evaluation(self.document)
         self._check_schema()
 
     # -- static check of the schema -----------------------------------------------------------------
@@ -241,8 +244,8 @@ class Validator:
         def invalid(key, reason):
             return InvalidSchema(child(where(), key), reason, via)
 
-        for key in node:
-            if key in UNSUPPORTED:
+        for key, value in node.items():
+            if refused(key, value):
                 raise UnsupportedKeyword(child(where(), key), key, via=via)
         children = []
 
@@ -322,6 +325,12 @@ class Validator:
                     raise invalid(key, f"{key} must be a non-empty array")
                 for i, value in enumerate(node[key]):
                     sub(f"/{key}/{i}", value)
+        if any(key in node for key in UNEVALUATED):
+            ignored = self.document.ignored_in(holder)
+            written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
+            self._unevaluated[id(holder)] = written
+            for value in written:
+                sub("/unevaluatedProperties", value)
         if "$ref" in node:
             ref = node["$ref"]
             target_pointer, target = self.document.resolve(ref, where(), via)
@@ -402,7 +411,7 @@ class Validator:
             errors.extend((yield from self._array(instance, schema, path)))
         if "$ref" in schema:
             errors.extend((yield (instance, self._refs[id(schema)], path)))
-        for branch in schema.get("allOf", ()):
+        for branch in (*schema.get("allOf", ()), *self._unevaluated.get(id(schema), ())):
             for e in (yield (instance, branch, path)):
                 if e not in errors:
                     errors.append(e)

@@ -1,6 +1,7 @@
 """Bad and hostile schemas get a clear error naming the place, in bounded time and memory."""
 
 import json
+import re
 
 import pytest
 
@@ -16,11 +17,10 @@ def test_unsupported_keyword_names_keyword_and_pointer():
     assert "/properties/a/items/uniqueItems" in str(err.value)
 
 
-@pytest.mark.parametrize("keyword,value", [("uniqueItems", True),
-                                           ("unevaluatedProperties", False)])
+@pytest.mark.parametrize("keyword,value", [("uniqueItems", True), ("$dynamicRef", "#x")])
 def test_each_unsupported_keyword_is_an_error(keyword, value):
     """Every vocabulary keyword we do not enforce raises UnsupportedKeyword."""
-    with pytest.raises(constrain.UnsupportedKeyword, match=keyword):
+    with pytest.raises(constrain.UnsupportedKeyword, match=re.escape(keyword)):
         constrain.compile({"type": "object", keyword: value})
 
 

@@ -271,3 +271,67 @@ def test_recursive_ref_beside_other_keywords_is_met_once_and_called_again():
         assert grammar.accepts(text) is ok, text
         assert (constrain.validate(json.loads(text), schema) == []) is ok, text
     assert grammar.find_trap(2000) is None
+
+
+# -- resources: the other files of a multi-file schema, handed over (never fetched) --------------
+ADDRESS = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+           "properties": {"zip": {"$ref": "#/$defs/zip"}, "country": {"$ref": "countries.json"}},
+           "required": ["zip"], "$defs": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}}}
+COUNTRIES = {"enum": ["BR", "PT"]}
+PERSON = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+          "properties": {"home": {"$ref": "https://example.com/schemas/address.json"},
+                         "zip": {"$ref": "https://example.com/schemas/address.json#/$defs/zip"}}}
+RESOURCES = {"https://example.com/schemas/address.json": ADDRESS,
+             "https://example.com/schemas/countries.json": COUNTRIES}
+
+
+def test_a_remote_ref_reaches_a_resource_handed_over():
+    """A $ref to another file resolves inside the resources given, relative refs in them against
+    their own URI; the validator reads them the same way."""
+    grammar = constrain.compile(PERSON, resources=RESOURCES, cache=False)
+    from compiler.validation import validate
+    for doc, valid in [({"home": {"zip": "12345", "country": "BR"}, "zip": "00000"}, True),
+                       ({"home": {"zip": "1234"}}, False), ({"home": {"zip": "12345", "country": "ES"}}, False),
+                       ({"zip": "abcde"}, False)]:
+        assert grammar.accepts(json.dumps(doc)) == valid, doc
+        assert (validate(doc, PERSON, resources=RESOURCES) == []) == valid, doc
+    assert grammar.find_trap(2000) is None
+
+
+def test_a_remote_ref_without_its_resource_stays_unsupported():
+    with pytest.raises(UnsupportedKeyword, match="remote reference"):
+        constrain.compile(PERSON, cache=False)
+    with pytest.raises(UnsupportedKeyword, match="remote reference"):
+        constrain.compile(PERSON, resources={"https://example.com/schemas/address.json": ADDRESS}, cache=False)
+
+
+def test_a_resource_with_its_own_id_answers_to_both():
+    resource = {"$id": "https://example.com/real.json", "type": "integer", "$defs": {"small": {"maximum": 3}}}
+    schema = {"type": "array", "prefixItems": [{"$ref": "https://example.com/given.json"},
+                                              {"$ref": "https://example.com/real.json#/$defs/small"}]}
+    grammar = constrain.compile(schema, resources={"https://example.com/given.json": resource}, cache=False)
+    assert grammar.accepts("[7, 2]") and not grammar.accepts("[7, 4]") and not grammar.accepts('["7", 2]')
+
+
+@pytest.mark.parametrize("resources, error", [
+    (["https://example.com/a.json"], TypeError),
+    ({"a.json": {}}, ValueError),
+    ({"https://example.com/a.json#x": {}}, ValueError),
+    ({"https://example.com/a.json": [1]}, InvalidSchema),
+    ({"https://example.com/a.json": {"$schema": "http://json-schema.org/draft-07/schema#"}}, UnsupportedKeyword),
+])
+def test_bad_resources_are_clear_errors(resources, error):
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "https://example.com/a.json"}
+    with pytest.raises(error):
+        constrain.compile(schema, resources=resources, cache=False)
+
+
+def test_a_relative_ref_keeps_its_meaning_when_its_schema_is_inlined():
+    """``b.json``'s ``#/definitions/inner`` means b's definitions, also once the root's allOf has
+    merged b's keywords into the root (where ``#`` would be the root)."""
+    schema = {"$id": "http://example.com/a.json",
+              "properties": {"foo": {"$id": "b.json", "definitions": {"inner": {"type": "string"}},
+                                     "allOf": [{"$ref": "#/definitions/inner"}]}},
+              "allOf": [{"$ref": "b.json"}]}
+    grammar = constrain.compile(schema, cache=False)
+    assert grammar.accepts('"x"') and not grammar.accepts("1")

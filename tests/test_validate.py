@@ -228,7 +228,7 @@ def test_ref_loop_without_descent_is_invalid_schema():
 
 
 @pytest.mark.parametrize("keyword, value", [("uniqueItems", True),
-                                            ("$dynamicRef", "#x"), ("unevaluatedProperties", False)])
+                                            ("$dynamicRef", "#x"), ("$recursiveRef", "#")])
 def test_unsupported_keywords_raise_like_the_compiler(keyword, value):
     """Every keyword of compiler.keywords.UNSUPPORTED raises UnsupportedKeyword at its pointer."""
     with pytest.raises(UnsupportedKeyword) as info:

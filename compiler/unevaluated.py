@@ -1,0 +1,165 @@
+"""``unevaluatedProperties`` and ``unevaluatedItems`` rewritten into keywords the lowering has.
+
+What a schema evaluates (the keys and items its keywords and in-place subschemas looked at)
+depends on which of its ``anyOf``/``oneOf``/``if`` branches an instance passes. So we list
+*cases*: pairs (condition, evaluated) such that, for an instance valid against the rest of the
+schema,
+
+- sound: when a case's condition holds, the instance's evaluated set includes the case's;
+- complete: some case's condition holds with the instance's evaluated set exactly.
+
+Since "what is not evaluated meets U" only gets weaker as more is evaluated, the keyword is exactly
+``anyOf`` over the cases of (condition and the unevaluated part meeting U), written with
+``properties``/``patternProperties``/``additionalProperties`` (``prefixItems``/``items``). A
+subset of ``anyOf`` branches that pass is a case; one ``oneOf`` branch is; ``if``/``then``/``else``
+and the dependency keywords arrive as ``anyOf`` from ``boolean.expand``; ``not`` evaluates nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .boolean import expand
+from .errors import UnsupportedKeyword
+from .merge import both, constraints
+from .refs import child
+
+KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
+MAX_CASES = 64
+MAX_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one case evaluated: keys by name and pattern, items by position and ``contains``."""
+
+    names: tuple = ()
+    patterns: tuple = ()
+    prefix: int = 0
+    contains: tuple = ()
+    everything: bool = False
+
+    def __or__(self, other: "Seen") -> "Seen":
+        return Seen(_union(self.names, other.names), _union(self.patterns, other.patterns),
+                    max(self.prefix, other.prefix), _union(self.contains, other.contains, by_id=True),
+                    self.everything or other.everything)
+
+    def covers(self, other: "Seen") -> bool:
+        return self.everything or not other.everything and set(other.names) <= set(self.names) and set(
+            other.patterns) <= set(self.patterns) and other.prefix <= self.prefix and all(
+            any(c is d for d in self.contains) for c in other.contains)
+
+    @property
+    def empty(self) -> bool:
+        return self == Seen()
+
+
+def _union(a: tuple, b: tuple, by_id: bool = False) -> tuple:
+    if by_id:
+        return a + tuple(x for x in b if not any(x is y for y in a))
+    return a + tuple(x for x in b if x not in a)
+
+
+class Evaluation:
+    """``rewrite(rules, where, ignored)``: the keywords ``rules`` (of the schema at pointer ``where``
+    in ``document``, before ``expand``) with the unevaluated keywords replaced by ``allOf`` parts."""
+
+    def __init__(self, document):
+        self.doc = document
+
+    def expand(self, schema) -> dict:
+        return expand(constraints(self.doc.without_ref_siblings(schema)), self.doc.ignored_in(schema), annotated=True)
+
+    def rewrite(self, rules: dict, where: str, ignored=frozenset()) -> dict:
+        if not any(k in rules and k not in ignored for k in KEYWORDS):
+            return rules
+        rest = {k: v for k, v in rules.items() if k not in KEYWORDS}
+        parts = list(rest.get("allOf", ()))
+        expanded = expand(rest, ignored, annotated=True)
+        for keyword in KEYWORDS:
+            if keyword not in rules or keyword in ignored or rules[keyword] is True or rules[keyword] == {}:
+                continue
+            self._at = child(where, keyword)
+            limit = self.limit_properties if keyword == "unevaluatedProperties" else self.limit_items
+            cases = self.cases(expanded, keyword, where, 0)
+            options = [both(cond, limit(seen, rules[keyword])) for cond, seen in cases]
+            if any(o is True for o in options):
+                continue
+            options = [o for o in options if o is not False]
+            parts.append(options[0] if len(options) == 1 else {"anyOf": options} if options else False)
+        if parts:
+            rest["allOf"] = parts
+        return rest
+
+    @staticmethod
+    def limit_properties(seen: Seen, schema):
+        if seen.everything:
+            return True
+        return {"properties": {n: True for n in seen.names}, "patternProperties": {p: True for p in seen.patterns},
+                "additionalProperties": schema}
+
+    @staticmethod
+    def limit_items(seen: Seen, schema):
+        if seen.everything:
+            return True
+        rest = {"anyOf": [*seen.contains, schema]} if seen.contains else schema
+        return {"prefixItems": [True] * seen.prefix, "items": rest} if seen.prefix else {"items": rest}
+
+    # -- cases ------------------------------------------------------------------------------------
+    def own(self, rules: dict, keyword: str) -> Seen:
+        if keyword == "unevaluatedProperties":
+            return Seen(names=tuple(rules.get("properties", {})), patterns=tuple(rules.get("patternProperties", {})),
+                        everything="additionalProperties" in rules or keyword in rules)
+        items = rules.get("items")
+        if isinstance(items, list):  # drafts before 2020-12
+            return Seen(prefix=len(items), everything="additionalItems" in rules or keyword in rules)
+        contains = (rules["contains"],) if "contains" in rules and self.doc.contains_evaluates else ()
+        return Seen(prefix=len(rules.get("prefixItems", ())), contains=contains,
+                    everything="items" in rules or keyword in rules)
+
+    def cases(self, rules: dict, keyword: str, where: str, depth: int) -> list:
+        """The (condition, Seen) cases of ``rules`` (expanded; the schema at ``where``) for ``keyword``."""
+        if depth > MAX_DEPTH:
+            raise UnsupportedKeyword(self._at, keyword, "a reference that refers back to itself in place")
+        out = [(True, self.own(rules, keyword))]
+        if "$ref" in rules:
+            target_pointer, target = self.doc.resolve(rules["$ref"], where)
+            out = self.product(out, self.of(target, keyword, target_pointer, depth + 1))
+        for i, part in enumerate(rules.get("allOf", ())):
+            out = self.product(out, self.of(part, keyword, child(where, "allOf", i), depth + 1))
+        for applicator in ("anyOf", "oneOf"):
+            branches = [[(both(b, cond), seen) for cond, seen in self.of(b, keyword, child(where, applicator, i), depth + 1)]
+                        for i, b in enumerate(rules.get(applicator, ()))]
+            options = [(True, Seen())]
+            for branch in branches:
+                if all(seen.empty for _, seen in branch):
+                    continue  # it evaluates nothing, whether it passes or not
+                # anyOf: every subset of the branches that pass; oneOf: the one that passes
+                options = self.bound(options + (self.product(options, branch) if applicator == "anyOf" else branch))
+            out = self.product(out, options)
+        return out
+
+    def of(self, schema, keyword: str, where: str, depth: int) -> list:
+        if schema is True:
+            return [(True, Seen())]
+        if schema is False or not isinstance(schema, dict):
+            return []  # no instance passes (a malformed schema is reported by the lowering)
+        return self.cases(self.expand(schema), keyword, where, depth)
+
+    def product(self, left: list, right: list) -> list:
+        out = []
+        for cond_a, a in left:
+            for cond_b, b in right:
+                cond = both(cond_a, cond_b)
+                if cond is not False:
+                    out.append((cond, a | b))
+        # a case that always applies and evaluates at least as much makes another redundant
+        kept = [(c, s) for i, (c, s) in enumerate(out) if not any(
+            j != i and d is True and t.covers(s) and (not s.covers(t) or j < i) for j, (d, t) in enumerate(out))]
+        return self.bound(kept)
+
+    def bound(self, cases: list) -> list:
+        if len(cases) > MAX_CASES:
+            keyword = self._at.rsplit("/", 1)[-1]
+            raise UnsupportedKeyword(self._at, keyword, f"more than {MAX_CASES} cases of what is evaluated")
+        return cases
