@@ -5,6 +5,7 @@ annotation raises ``UnsupportedKeyword``; a keyword outside those vocabularies (
 ``propertyOrder``, ``_format``) is ignored, as the specification says of unknown keywords.
 """
 
+# `$dynamicAnchor` is a plain anchor to a `$ref`; what makes it dynamic is `$dynamicRef`, which we refuse.
 IMPLEMENTED = frozenset({
     "type", "enum", "const",
     "properties", "required", "additionalProperties", "patternProperties",
@@ -13,7 +14,7 @@ IMPLEMENTED = frozenset({
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
     "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
-    "unevaluatedProperties", "unevaluatedItems", "$ref", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
+    "unevaluatedProperties", "unevaluatedItems", "$ref", "$dynamicAnchor", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 
 ANNOTATIONS = frozenset({

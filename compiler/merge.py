@@ -14,7 +14,8 @@ from typing import Callable
 from .errors import UnsupportedKeyword
 from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
 
-NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary", "$comment"}
+NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$schema", "$vocabulary",
+                            "$comment"}
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies

@@ -181,9 +181,10 @@ class SchemaDocument:
                 if fragment and not fragment.startswith("/"):
                     # draft 6/7 plain-name fragment in $id (`"$id": "#foo"`): an anchor, not a new base
                     self._declare(self._anchors, (base, unquote(fragment)), pointer)
-            anchor = node.get("$anchor")
-            if isinstance(anchor, str):
-                self._declare(self._anchors, (base, anchor), pointer_of(path))
+            for keyword in ("$anchor", "$dynamicAnchor"):  # a `$ref` reaches a dynamic anchor as a plain one
+                anchor = node.get(keyword)
+                if isinstance(anchor, str):
+                    self._declare(self._anchors, (base, anchor), pointer_of(path))
             for suffix, sub in _children(node):
                 if isinstance(sub, dict):
                     stack.append((sub, base, (path, suffix)))

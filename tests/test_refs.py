@@ -335,3 +335,13 @@ def test_a_relative_ref_keeps_its_meaning_when_its_schema_is_inlined():
               "allOf": [{"$ref": "b.json"}]}
     grammar = constrain.compile(schema, cache=False)
     assert grammar.accepts('"x"') and not grammar.accepts("1")
+
+
+def test_a_ref_reaches_a_dynamic_anchor_as_a_plain_one():
+    """Without ``$dynamicRef`` (refused) a ``$dynamicAnchor`` is an anchor like any other."""
+    schema = {"$id": "https://example.com/root", "type": "array", "items": {"$ref": "#items"},
+              "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"}}}
+    grammar = constrain.compile(schema, cache=False)
+    assert grammar.accepts('["a", "b"]') and not grammar.accepts('["a", 4]')
+    with pytest.raises(UnsupportedKeyword, match="dynamicRef"):
+        constrain.compile({**schema, "items": {"$dynamicRef": "#items"}}, cache=False)
