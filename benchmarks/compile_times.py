@@ -3,6 +3,7 @@
     python benchmarks/compile_times.py DATA_DIR [--files LIST] [--every N] [--property-order any]
     python benchmarks/compile_times.py DATA_DIR [--files LIST] --use [--cache] [--cpu]
     python benchmarks/compile_times.py DATA_DIR [--files LIST] --llguidance [--slowest N]
+    python benchmarks/compile_times.py DATA_DIR [--files LIST] --reach
 
 Each sample is what ``maskbench.py --text`` times (``constrain.compile`` with flexible whitespace
 and the first byte row), with nothing run between two compiles: set beside that harness's figure,
@@ -21,6 +22,11 @@ constrain and then by llguidance in this one process, as ``maskbench.py --tokens
 workers (its engines, the Llama 3 tokenizer, ``gc.freeze()`` after their set-up, one thread):
 constrain's compile, ``Matcher`` and first token mask; llguidance's grammar, ``LLMatcher`` and first
 mask. Each engine's percentiles are over the schemas it compiles.
+
+``--reach`` asks what lowering fragments lazily would save: each compile's time split into its
+lowering (per fragment of the work queue, what it builds inside counted with it), ``Program.finish``
+(liveness) and the rest, and the share of the lowering spent on fragments that the first mask enters
+and that the schema's valid instances enter (by the program states the lazy automaton reached).
 
 Every run also reports the cyclic collector's passes during it (count and time): a compile that
 leaves reference cycles behind pays for them there, on some later allocation.
@@ -88,6 +94,79 @@ def compile_times(paths, property_order: str = "schema", use: bool = False, cach
         if ms is not None or peer_ms is not None:
             out.append((ms, Path(path).name, peer_ms))
     return out
+
+
+def reach(paths, property_order: str = "schema") -> list[tuple[float, float, float, float, float]]:
+    """Per schema that compiles: (compile s, lowering s, finish s, lowering of the fragments the first
+    mask enters, lowering of those the valid instances enter). Times the lowering's work queue by
+    wrapping ``Lowering.value`` and ``Program.finish`` (instrumentation, off the shipped code)."""
+    from automaton.program import Program
+    from compiler.lower import Lowering
+
+    spent: dict[int, float] = {}
+    finished = [0.0]
+    value, finish = Lowering.value, Program.finish
+
+    def timed_value(self, schema, slot, src, dst):
+        top = not getattr(self, "_inside", False)
+        self._inside, started = True, time.perf_counter()
+        try:
+            return value(self, schema, slot, src, dst)
+        finally:
+            if top:
+                self._inside = False
+                owner = self.prog.owner[src]
+                spent[owner] = spent.get(owner, 0.0) + time.perf_counter() - started
+
+    def timed_finish(self, root):
+        started = time.perf_counter()
+        finish(self, root)
+        finished[0] = time.perf_counter() - started
+
+    Lowering.value, Program.finish = timed_value, timed_finish
+    out = []
+    try:
+        for path in paths:
+            case = json.loads(Path(path).read_text(encoding="utf-8"))
+            spent.clear()
+            started = time.perf_counter()
+            try:
+                grammar = constrain.compile(case["schema"], whitespace="flexible", property_order=property_order,
+                                            cache=False)
+            except SchemaError:
+                continue
+            total = time.perf_counter() - started
+            dfa, owner = grammar.automaton, grammar.program.owner
+
+            def entered() -> set[int]:
+                return {owner[top] for s in range(dfa.num_states) for top, _ in dfa.tops(s) if top < len(owner)}
+
+            dfa.tops(grammar.start)
+            first = entered()
+            for test in case.get("tests", ()):
+                if test.get("valid"):
+                    grammar.accepts(json.dumps(test.get("data"), ensure_ascii=False))
+            later = entered()
+            out.append((total, sum(spent.values()), finished[0], sum(t for f, t in spent.items() if f in first),
+                        sum(t for f, t in spent.items() if f in later)))
+    finally:
+        Lowering.value, Program.finish = value, finish
+    return out
+
+
+def print_reach(rows: list) -> None:
+    if not rows:
+        print("no schema compiled")
+        return
+    rows = sorted(rows)
+    n = len(rows)
+    for label, part in (("middle half", rows[n // 4: 3 * n // 4]), ("slowest tenth", rows[n - n // 10:]), ("all", rows)):
+        if not part:
+            continue
+        total, lowering, finish, first, later = (sum(r[i] for r in part) for i in range(5))
+        print(f"{label} ({len(part)} schemas, compile mean {total / len(part) * 1e3:.1f} ms): lowering "
+              f"{lowering / total:.0%}, finish {finish / total:.0%}; of the lowering, fragments the first mask "
+              f"enters {first / lowering:.0%}, the valid instances enter {later / lowering:.0%}")
 
 
 def token_engines(property_order: str):
@@ -188,12 +267,16 @@ def main(argv=None) -> int:
     ap.add_argument("--llguidance", action="store_true",
                     help="time TTFM (Llama 3 tokenizer) for constrain and llguidance, schema by schema")
     ap.add_argument("--slowest", type=int, default=10, metavar="N", help="list the N slowest schemas (default 10)")
+    ap.add_argument("--reach", action="store_true", help="split each compile's time by the fragments a generation enters")
     args = ap.parse_args(argv)
     if args.llguidance and args.cache:
         ap.error("--llguidance compiles as maskbench.py --tokens does, without the grammar cache")
     data = Path(args.data_dir)
     names = (Path(args.files).read_text().split() if args.files else sorted(p.name for p in data.glob("*.json")))
     warnings.simplefilter("ignore")  # unknown formats warn once per schema
+    if args.reach:
+        print_reach(reach([data / n for n in names[::args.every]], args.property_order))
+        return 0
     engines = token_engines(args.property_order) if args.llguidance else None
     collector = CollectorClock()
     gc.callbacks.append(collector)

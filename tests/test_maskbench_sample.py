@@ -4,6 +4,7 @@ benchmark scripts beside it run, each in its own process as its users run it."""
 import json
 import os
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,18 @@ def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 schemas compiled (of 2)" in done.stdout
     assert "a.json" in done.stdout and "b.json" not in done.stdout
+
+
+def test_compile_times_splits_compiles_by_the_fragments_generation_enters(tmp_path):
+    """``compile_times.py --reach``: the lowering's share spent on fragments that the first mask and
+    the valid instances enter; an object's value fragments are entered only by the instances."""
+    schema = {"type": "object", "properties": {k: {"type": "string", "pattern": "^[a-z]+$"} for k in "abcdef"}}
+    (tmp_path / "a.json").write_text(json.dumps({"schema": schema, "tests": [{"data": {"a": "x"}, "valid": True}]}))
+    done = benchmark_scripts.run("compile_times", tmp_path, "--reach")
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("all (1 schemas"))
+    first, later = (int(x) for x in re.findall(r"enters? (\d+)%", line))
+    assert first < later <= 100, line
 
 
 def test_compile_times_lists_the_slowest_schemas_with_what_they_contain(tmp_path):
