@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .boolean import expand
 from .errors import UnsupportedKeyword
-from .merge import both, constraints
+from .merge import both, constraints, is_trivial
 from .refs import child
 
 KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
@@ -77,7 +77,7 @@ class Evaluation:
         parts = list(rest.get("allOf", ()))
         expanded = expand(rest, ignored, annotated=True)
         for keyword in KEYWORDS:
-            if keyword not in rules or keyword in ignored or rules[keyword] is True or rules[keyword] == {}:
+            if keyword not in rules or keyword in ignored or is_trivial(rules[keyword]):
                 continue
             self._at = child(where, keyword)
             limit = self.limit_properties if keyword == "unevaluatedProperties" else self.limit_items
@@ -120,7 +120,7 @@ class Evaluation:
     def cases(self, rules: dict, keyword: str, where: str, depth: int) -> list:
         """The (condition, Seen) cases of ``rules`` (expanded; the schema at ``where``) for ``keyword``."""
         if depth > MAX_DEPTH:
-            raise UnsupportedKeyword(self._at, keyword, "a reference that refers back to itself in place")
+            raise UnsupportedKeyword(self._at, keyword, f"in-place subschemas nested over {MAX_DEPTH} deep")
         out = [(True, self.own(rules, keyword))]
         if "$ref" in rules:
             target_pointer, target = self.doc.resolve(rules["$ref"], where)
@@ -147,6 +147,8 @@ class Evaluation:
         return self.cases(self.expand(schema), keyword, where, depth)
 
     def product(self, left: list, right: list) -> list:
+        if len(left) * len(right) > 4 * MAX_CASES:  # before the quadratic pruning below
+            self.too_many()
         out = []
         for cond_a, a in left:
             for cond_b, b in right:
@@ -160,6 +162,9 @@ class Evaluation:
 
     def bound(self, cases: list) -> list:
         if len(cases) > MAX_CASES:
-            keyword = self._at.rsplit("/", 1)[-1]
-            raise UnsupportedKeyword(self._at, keyword, f"more than {MAX_CASES} cases of what is evaluated")
+            self.too_many()
         return cases
+
+    def too_many(self):
+        keyword = self._at.rsplit("/", 1)[-1]
+        raise UnsupportedKeyword(self._at, keyword, f"more than {MAX_CASES} cases of what is evaluated")

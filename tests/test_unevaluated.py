@@ -137,3 +137,16 @@ def test_unique_items_false_says_nothing():
     assert validate([1, 1], schema) == []
     with pytest.raises(constrain.Unsatisfiable):  # 'not' of a schema every value satisfies
         constrain.compile({"not": {"uniqueItems": False}}, cache=False)
+
+
+def test_deep_in_place_nesting_is_bounded():
+    """allOf inside allOf 10,000 deep under unevaluatedProperties: a clear error, from both the compiler
+    and the validator, never a RecursionError."""
+    schema: dict = {"properties": {"a": {}}}
+    for _ in range(10_000):
+        schema = {"allOf": [schema]}
+    schema["unevaluatedProperties"] = False
+    with pytest.raises(constrain.UnsupportedKeyword, match="nested over 32 deep"):
+        constrain.compile(schema, cache=False)
+    with pytest.raises(constrain.UnsupportedKeyword, match="nested over 32 deep"):
+        validate({}, schema)
