@@ -283,7 +283,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(values, list):
             raise InvalidSchema(child(slot.pointer, "enum"), "enum must be an array", slot.via)
         if rules:
-            check = Validator(_plain_schema(rules), dialect=self.options.dialect)  # the same semantics
+            check = Validator(_plain_schema(rules), dialect=self.options.dialect, document=self.doc)  # the same semantics
             values = [v for v in values if check.is_valid(v)]
         if not values:
             self.never(slot, "no enum/const value satisfies the schema")

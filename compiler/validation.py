@@ -203,12 +203,15 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 class Validator:
     """A schema loaded and checked once, ready to validate many instances."""
 
-    def __init__(self, schema, *, dialect: str = "portable", resources=None):
+    def __init__(self, schema, *, dialect: str = "portable", resources=None, document: SchemaDocument | None = None):
         if dialect not in REGEX_DIALECT:
             raise ValueError(f"dialect must be 'portable' or 'spec', not {dialect!r}")
         self.dialect = dialect
-        self.document = SchemaDocument(load_schema(schema, resources))
-        self.root = self.document.root
+        if document is None:
+            self.document = SchemaDocument(load_schema(schema, resources))
+            self.root = self.document.root
+        else:  # a schema the compiler wrote from ``document``'s: its `$ref`s mean what they mean there
+            self.document, self.root = document, schema
         self._refs: dict[int, object] = {}       # id(schema holding $ref) -> target subschema
         self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
         self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]

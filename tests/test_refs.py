@@ -345,3 +345,13 @@ def test_a_ref_reaches_a_dynamic_anchor_as_a_plain_one():
     assert grammar.accepts('["a", "b"]') and not grammar.accepts('["a", 4]')
     with pytest.raises(UnsupportedKeyword, match="dynamicRef"):
         constrain.compile({**schema, "items": {"$dynamicRef": "#items"}}, cache=False)
+
+
+def test_a_ref_under_an_enum_filter_resolves_in_the_document():
+    """Enum values are filtered by the schema beside them; a `$ref` there means the document's target
+    (it was resolved against the filter's own little schema: "unresolvable")."""
+    schema = {"allOf": [{"enum": [{"foo": False}, {"foo": 1}]},
+                        {"not": {"not": {"additionalProperties": False, "properties": {"foo": {"$ref": "#/$defs/f"}}}}}],
+              "$defs": {"f": {"type": "boolean"}}}
+    grammar = constrain.compile(schema, cache=False)
+    assert grammar.accepts('{"foo": false}') and not grammar.accepts('{"foo": 1}')
