@@ -5,7 +5,7 @@
 
 (installed, constrain also registers it under vLLM's ``vllm.logits_processors`` entry point, so
 every engine loads it; a second copy in the same engine stays idle). A request opts in with
-``SamplingParams(extra_args={"json_schema": schema, "whitespace": ..., "property_order": ...})``,
+``SamplingParams(extra_args={"json_schema": schema, "whitespace": ..., "property_order": ..., "resources": ...})``,
 or ``vllm_xargs`` in the OpenAI server's request body (a schema given there as JSON text). Other
 requests are left alone.
 
@@ -50,7 +50,7 @@ from .bias import TORCH
 log = logging.getLogger("constrain")
 
 SCHEMA_KEY = "json_schema"
-OPTION_KEYS = ("whitespace", "property_order", "strict", "max_whitespace", "max_depth", "dialect")
+OPTION_KEYS = ("whitespace", "property_order", "strict", "max_whitespace", "max_depth", "dialect", "resources")
 _ENGINES: dict[int, weakref.ref] = {}  # id(vllm_config) -> its active processor
 
 

@@ -140,6 +140,21 @@ def test_a_schema_that_does_not_compile_is_refused_at_the_request(engine):
     assert out[0].outputs[0].text in ("true", "false")
 
 
+def test_a_request_hands_over_the_files_its_schema_refers_to():
+    """``extra_args["resources"]`` reaches ``compile`` (a multi-file schema); without it, our error."""
+    from types import SimpleNamespace
+
+    from constrain.vllm import request_grammar
+
+    schema = {"type": "object", "properties": {"unit": {"$ref": "https://example.com/unit.json"}}}
+    unit = {"enum": ["celsius", "fahrenheit"]}
+    grammar = request_grammar(SimpleNamespace(extra_args={"json_schema": schema,
+                                                          "resources": {"https://example.com/unit.json": unit}}))
+    assert grammar.accepts('{"unit": "celsius"}') and not grammar.accepts('{"unit": "kelvin"}')
+    with pytest.raises(ValueError, match="constrain: unsupported keyword '\\$ref'"):
+        request_grammar(SimpleNamespace(extra_args={"json_schema": schema}))
+
+
 def test_the_wedge_guard_logs_once_and_ends_with_eos(engine, caplog):
     """A later processor forces an illegal token: one error line, the state kept, EOS at the next step."""
     tok = engine.get_tokenizer()
