@@ -251,7 +251,7 @@ def _feedback(errors: list[str]) -> str:
 
 
 def generate_json(call_llm: Callable[[list], str], schema, messages: Iterable[dict], *,
-                  max_attempts: int = 3, capability: str = "none", repairs=()) -> tuple[object, int]:
+                  max_attempts: int = 3, capability: str = "none", repairs=(), resources=None) -> tuple[object, int]:
     """Ask `call_llm` until its reply is JSON valid against `schema`; return ``(value, attempts)``.
 
     Each reply is unwrapped from a Markdown code fence if there is one, parsed, repaired by the
@@ -260,13 +260,14 @@ def generate_json(call_llm: Callable[[list], str], schema, messages: Iterable[di
     `max_attempts` replies `RepairFailed` is raised with the last errors. With ``capability`` other
     than ``"json_schema"`` the shape (`describe_shape`) is added to the last user message; with
     ``"json_schema"`` the messages go out as given. Exceptions from `call_llm` propagate unchanged.
+    ``resources`` (absolute URI -> schema) are the other files a multi-file schema refers to.
     """
     if capability not in CAPABILITIES:
         raise ValueError(f"capability must be one of {', '.join(CAPABILITIES)}, not {capability!r}")
     if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
         raise ValueError(f"max_attempts must be a positive integer, not {max_attempts!r}")
     fixes = _repair_functions(repairs)
-    validator = Validator(schema)  # a schema we cannot check raises before any call is made
+    validator = Validator(schema, resources=resources)  # a schema we cannot check raises before any call
     conversation = list(messages)
     if capability != "json_schema":
         conversation = _with_shape(conversation, describe_shape(validator.root))

@@ -136,6 +136,16 @@ def test_loop_feeds_back_specific_errors_until_valid():
     assert "/items/0/qty: expected integer" in third[-1]["content"]
 
 
+def test_a_multi_file_schema_is_checked_with_its_resources():
+    """``resources`` reach the validator: the other file's rule is enforced and fed back."""
+    schema = {"type": "object", "properties": {"qty": {"$ref": "https://example.com/qty.json"}}, "required": ["qty"]}
+    script = Script('{"qty": 0}', '{"qty": 3}')
+    value, attempts = generate_json(script, schema, MESSAGES,
+                                    resources={"https://example.com/qty.json": {"type": "integer", "minimum": 1}})
+    assert (value, attempts) == ({"qty": 3}, 2)
+    assert "/qty: below minimum 1" in script.calls[1][-1]["content"]
+
+
 def test_exhausted_attempts_raise_a_typed_error():
     """After max_attempts replies RepairFailed carries the last errors and the attempt count."""
     script = Script('{"sku": 1, "items": []}', '{"sku": 2, "items": []}', "never asked")
