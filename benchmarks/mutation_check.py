@@ -34,7 +34,7 @@ BOOLEAN_MUTATIONS = [
      "for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]",
      "for i, b in enumerate(branches)]"),
     ("oneOf overlaps never seen", "compiler/one_of.py",
-     "if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k) for k in common):",
+     "if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, resolve) for k in common):",
      "if False:"),
     ("several contains: any one found ends the array", "compiler/containers.py",
      "if n >= lo and k >= least and (len(also) < 2 or k == top):", "if n >= lo and k >= least:"),
@@ -45,6 +45,9 @@ BOOLEAN_MUTATIONS = [
     ("draft-4 if applied", "compiler/refs.py",
      'self.ignored = _LATER_WORDS[named] if named else frozenset(() if self._legacy_id else {"dependencies"})',
      "self.ignored = frozenset()"),
+    ("oneOf proof reads what a $ref hides", "compiler/one_of.py",
+     "rules = resolve(rules)\n    if not isinstance(rules, dict) or depth > 8:",
+     "pass\n    if not isinstance(rules, dict) or depth > 8:"),
     ("else case without not if", "compiler/boolean.py",
      '{"allOf": [{"not": test}, else_]}', '{"allOf": [else_]}'),
 ]

@@ -60,17 +60,25 @@ def _pinned(rules: dict) -> list | None:
     return values
 
 
-def _admitted_kinds(rules) -> set[str]:
-    if rules is True:
-        return set(KINDS)
-    if rules is False:
-        return set()
+def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
+    """The JSON types ``rules`` may admit (a superset): its ``type`` and literals, and with ``resolve``
+    those of its ``allOf`` parts and ``$ref`` (every part holds)."""
+    if resolve is not None and isinstance(rules, dict):
+        rules = resolve(rules)
+    if rules is True or not isinstance(rules, dict):
+        return set(KINDS) if rules is not False else set()
     declared = rules.get("type")
     kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
     kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
     values = _pinned(rules)
     if values is not None:
         kinds &= {_kind(v) for v in values}
+    if resolve is not None and depth < 8:
+        parts = list(rules.get("allOf", ())) if isinstance(rules.get("allOf"), list) else []
+        if "$ref" in rules:
+            parts.append({"$ref": rules["$ref"]})
+        for part in parts:
+            kinds &= _admitted_kinds(part, resolve, depth + 1)
     return kinds
 
 
@@ -84,37 +92,69 @@ def _unconstrained(rules, kind: str) -> bool:
     return declared is None or kind in ([declared] if isinstance(declared, str) else declared)
 
 
-def _disjoint(a, b, kind: str) -> bool:
+def _disjoint(a, b, kind: str, resolve=None) -> bool:
     la, lb = _pinned(a), _pinned(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind != "object":
         return False
-    return _object_disjoint(a, b) or _object_disjoint(b, a)
+    return _object_disjoint(a, b, resolve) or _object_disjoint(b, a, resolve)
 
 
-def _object_disjoint(a: dict, b: dict) -> bool:
-    """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all."""
-    pa, pb = a.get("properties", {}), b.get("properties", {})
-    for name in a.get("required", []):
-        if name in pb:
-            la = _pinned(pa.get(name)) if isinstance(pa.get(name), dict) else None
-            other = pb[name]
-            if other is False:
+def _object_disjoint(a: dict, b: dict, resolve=None) -> bool:
+    """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all (each side
+    read through its ``allOf`` parts and ``$ref``s: ``_object_facts``)."""
+    required, pins_a = _object_facts(a, resolve)
+    _, pins_b = _object_facts(b, resolve)
+    for name in required:
+        if name in pins_b:
+            lb = pins_b[name]
+            if lb == []:
                 return True
-            lb = _pinned(other) if isinstance(other, dict) else None
-            if la is not None and lb is not None and not any(json_in(x, lb) for x in la):
+            la = pins_a.get(name)
+            if la is not None and not any(json_in(x, lb) for x in la):
                 return True
         elif b.get("additionalProperties", True) is False and not b.get("patternProperties"):
             return True
     return False
 
 
+def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
+    """The names ``rules`` requires, and for the names whose values it pins to literals, a superset of
+    the values it allows (``[]``: the name is not allowed), read through its ``allOf`` parts (every
+    part holds) and, with ``resolve`` (a schema as its draft reads it, a lone ``$ref`` followed),
+    through its ``$ref``s."""
+    required: set = set()
+    pins: dict = {}
+    if resolve is not None and isinstance(rules, dict):
+        rules = resolve(rules)
+    if not isinstance(rules, dict) or depth > 8:
+        return required, pins
+    parts = list(rules.get("allOf", ()))
+    if resolve is not None and "$ref" in rules:  # beside other keywords: both apply
+        parts.append({"$ref": rules["$ref"]})
+    names = rules.get("required", [])
+    if isinstance(names, list):
+        required.update(n for n in names if isinstance(n, str))
+    for name, sub in (rules.get("properties") or {}).items():
+        if resolve is not None and isinstance(sub, dict):
+            sub = resolve(sub)
+        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
+        if values is not None:
+            pins[name] = values
+    for part in parts:
+        more, inner = _object_facts(part, resolve, depth + 1)
+        required |= more
+        for name, values in inner.items():
+            pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
+    return required, pins
+
+
 def _read(branches: list, resolve) -> tuple[list, list[set[str]]]:
     """Each branch's constraints (a top-level ``$ref`` followed) and the types it admits."""
     rules = [resolve(b) for b in branches]
     rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
-    return rules, [_admitted_kinds(r) for r in rules]
+    return rules, [_admitted_kinds(r, resolve) for r in rules]
 
 
 def exact_branches(branches: list, resolve) -> list | None:
@@ -135,7 +175,7 @@ def exact_branches(branches: list, resolve) -> list | None:
             continue
         for x, i in enumerate(admitting):
             for j in admitting[x + 1:]:
-                if not _disjoint(rules[i], rules[j], kind):
+                if not _disjoint(rules[i], rules[j], kind, resolve):
                     return None
     out = []
     for branch, before, after in zip(branches, kinds, keep):
@@ -158,7 +198,7 @@ def overlaps(branches: list, resolve) -> list[set[int]]:
         for j in range(i + 1, len(rules)):
             b = rules[j]
             common = kinds[i] & kinds[j]
-            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k) for k in common):
+            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, resolve) for k in common):
                 out[i].add(j)
                 out[j].add(i)
     return out

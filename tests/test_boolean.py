@@ -238,3 +238,27 @@ def test_a_schemas_underscore_words_are_unknown_keywords():
     lowering's few reserved words (compiler.keywords.LOWERING_WORDS) are read as its markers."""
     g = constrain.compile({"allOf": [{"_id": 1}, {"_id": 2}], "not": {"_format": "x", "type": "string"}}, cache=False)
     assert g.accepts("1") and not g.accepts('"a"')
+
+
+def test_one_of_on_a_discriminator_read_through_allof_and_refs():
+    """Branches that pin a name their shared base requires (``allOf: [{$ref: base}, ...]``) are
+    disjoint: the oneOf is their union, with no complements (ten of them had been a product past 256
+    branches), and still exact."""
+    kinds = [f"k{i}" for i in range(10)]
+    schema = {"$defs": {"base": {"type": "object", "properties": {"kind": {"type": "string"}}, "required": ["kind"]}},
+              "oneOf": [{"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"kind": {"const": k}, "n": {"type": "integer"}}}]}
+                        for k in kinds]}
+    grammar = constrain.compile(schema, property_order="any", whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    for doc in [{"kind": "k3"}, {"kind": "k3", "n": 1}, {"kind": "k3", "n": "x"}, {"kind": "x"}, {"n": 1}, {}]:
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) == oracle.is_valid(doc), doc
+
+
+def test_one_of_ignores_pins_its_draft_ignores():
+    """In a draft 7 document a ``$ref`` hides its siblings: branches that differ only there are the
+    same schema, so every value matches both and the oneOf allows nothing."""
+    for wrap in (lambda s: s, lambda s: {"allOf": [s]}):
+        schema = {"$schema": "http://json-schema.org/draft-07/schema#",
+                  "definitions": {"base": {"type": "object", "required": ["kind"]}},
+                  "oneOf": [wrap({"$ref": "#/definitions/base", "properties": {"kind": {"const": k}}}) for k in ("a", "b")]}
+        assert agree(schema, jsonschema.Draft7Validator) == "unsatisfiable"
