@@ -34,7 +34,7 @@ BOOLEAN_MUTATIONS = [
      "for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]",
      "for i, b in enumerate(branches)]"),
     ("oneOf overlaps never seen", "compiler/one_of.py",
-     "if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, resolve) for k in common):",
+     "if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, facts[i], facts[j]) for k in common):",
      "if False:"),
     ("several contains: any one found ends the array", "compiler/containers.py",
      "if n >= lo and k >= least and (len(also) < 2 or k == top):", "if n >= lo and k >= least:"),

@@ -92,20 +92,20 @@ def _unconstrained(rules, kind: str) -> bool:
     return declared is None or kind in ([declared] if isinstance(declared, str) else declared)
 
 
-def _disjoint(a, b, kind: str, resolve=None) -> bool:
+def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
     la, lb = _pinned(a), _pinned(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind != "object":
         return False
-    return _object_disjoint(a, b, resolve) or _object_disjoint(b, a, resolve)
+    return _object_disjoint(facts_a, b, facts_b) or _object_disjoint(facts_b, a, facts_a)
 
 
-def _object_disjoint(a: dict, b: dict, resolve=None) -> bool:
+def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
     """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all (each side
     read through its ``allOf`` parts and ``$ref``s: ``_object_facts``)."""
-    required, pins_a = _object_facts(a, resolve)
-    _, pins_b = _object_facts(b, resolve)
+    required, pins_a = facts_a
+    pins_b = facts_b[1]
     for name in required:
         if name in pins_b:
             lb = pins_b[name]
@@ -150,11 +150,12 @@ def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
     return required, pins
 
 
-def _read(branches: list, resolve) -> tuple[list, list[set[str]]]:
-    """Each branch's constraints (a top-level ``$ref`` followed) and the types it admits."""
+def _read(branches: list, resolve) -> tuple[list, list[set[str]], list[tuple]]:
+    """Each branch's constraints (a top-level ``$ref`` followed), the types it admits and its
+    ``_object_facts``."""
     rules = [resolve(b) for b in branches]
     rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
-    return rules, [_admitted_kinds(r, resolve) for r in rules]
+    return rules, [_admitted_kinds(r, resolve) for r in rules], [_object_facts(r, resolve) for r in rules]
 
 
 def exact_branches(branches: list, resolve) -> list | None:
@@ -162,7 +163,7 @@ def exact_branches(branches: list, resolve) -> list | None:
 
     ``resolve(branch)`` gives the branch's constraints with a top-level ``$ref`` followed.
     """
-    rules, kinds = _read(branches, resolve)
+    rules, kinds, facts = _read(branches, resolve)
     keep = [set(k) for k in kinds]
     for kind in KINDS:
         admitting = [i for i, ks in enumerate(kinds) if kind in ks]
@@ -175,7 +176,7 @@ def exact_branches(branches: list, resolve) -> list | None:
             continue
         for x, i in enumerate(admitting):
             for j in admitting[x + 1:]:
-                if not _disjoint(rules[i], rules[j], kind, resolve):
+                if not _disjoint(rules[i], rules[j], kind, facts[i], facts[j]):
                     return None
     out = []
     for branch, before, after in zip(branches, kinds, keep):
@@ -192,13 +193,13 @@ def exact_branches(branches: list, resolve) -> list | None:
 def overlaps(branches: list, resolve) -> list[set[int]]:
     """For each branch, the other branches a value might meet too (not proven disjoint from it):
     exactly one holds when a branch does and none of those do, the rest being ruled out already."""
-    rules, kinds = _read(branches, resolve)
+    rules, kinds, facts = _read(branches, resolve)
     out: list[set[int]] = [set() for _ in branches]
     for i, a in enumerate(rules):
         for j in range(i + 1, len(rules)):
             b = rules[j]
             common = kinds[i] & kinds[j]
-            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, resolve) for k in common):
+            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, facts[i], facts[j]) for k in common):
                 out[i].add(j)
                 out[j].add(i)
     return out
