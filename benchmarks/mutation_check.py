@@ -48,6 +48,8 @@ BOOLEAN_MUTATIONS = [
     ("oneOf proof reads what a $ref hides", "compiler/one_of.py",
      "rules = resolve(rules)\n    if not isinstance(rules, dict) or depth > 8:",
      "pass\n    if not isinstance(rules, dict) or depth > 8:"),
+    ("oneOf proof takes a declared name for a forbidden one", "compiler/one_of.py",
+     'and name not in (b.get("properties") or {})):', "):"),
     ("else case without not if", "compiler/boolean.py",
      '{"allOf": [{"not": test}, else_]}', '{"allOf": [else_]}'),
 ]

@@ -114,7 +114,8 @@ def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
             la = pins_a.get(name)
             if la is not None and not any(json_in(x, lb) for x in la):
                 return True
-        elif b.get("additionalProperties", True) is False and not b.get("patternProperties"):
+        elif (b.get("additionalProperties", True) is False and not b.get("patternProperties")
+              and name not in (b.get("properties") or {})):  # an additional name b forbids
             return True
     return False
 

@@ -262,3 +262,14 @@ def test_one_of_ignores_pins_its_draft_ignores():
                   "definitions": {"base": {"type": "object", "required": ["kind"]}},
                   "oneOf": [wrap({"$ref": "#/definitions/base", "properties": {"kind": {"const": k}}}) for k in ("a", "b")]}
         assert agree(schema, jsonschema.Draft7Validator) == "unsatisfiable"
+
+
+def test_one_of_of_required_names_under_closed_properties():
+    """Both names are declared (one pinned by an enum), additional ones forbidden: a name one branch
+    requires is allowed by the other, so the branches overlap and both at once is invalid (the proof
+    had taken a declared, unpinned name for a forbidden one: MaskBench o90391)."""
+    schema = {"type": "object", "properties": {"v": {"type": "string"}, "c": {"enum": ["s", "b"]}},
+              "additionalProperties": False, "oneOf": [{"required": ["v"]}, {"required": ["c"]}]}
+    assert agree(schema) == "compiled"
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    assert grammar.accepts('{"v":"1"}') and not grammar.accepts('{"v":"1","c":"s"}')
