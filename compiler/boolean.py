@@ -53,13 +53,13 @@ class Complement:
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
     is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings);
-    ``rewrite(rules, pointer, ignored)`` replaces the unevaluated keywords (``unevaluated.py``)."""
+    ``expanded(rules, pointer, ignored)`` its keywords as the lowering reads them (``Lowering.expanded``)."""
 
-    def __init__(self, follow, applies, ignored_in=lambda schema: frozenset(), rewrite=lambda rules, pointer, ignored: rules):
+    def __init__(self, follow, applies, ignored_in, expanded):
         self.follow = follow
         self.applies = applies
         self.ignored_in = ignored_in  # the keywords a schema's draft ignores (none in our own)
-        self.rewrite = rewrite
+        self.expanded = expanded
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
         if depth > MAX_REF_DEPTH:
@@ -68,8 +68,7 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
-        ignored = self.ignored_in(schema)
-        rules = constraints(expand(self.rewrite(self.applies(schema), slot.pointer, ignored), ignored))
+        rules = constraints(self.expanded(self.applies(schema), slot.pointer, self.ignored_in(schema)))
         if not rules:
             return False
         branches = []

@@ -49,8 +49,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
-        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in,
-                                     self.evaluation.rewrite)
+        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -153,6 +152,11 @@ class Lowering(ScalarLowering, ContainerLowering):
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
         return rules.get("additionalProperties", not self.options.strict)
 
+    def expanded(self, rules: dict, pointer: str, ignored: frozenset) -> dict:
+        """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
+        (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``), another draft's left out."""
+        return expand(self.evaluation.rewrite(rules, pointer, ignored), ignored)
+
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
 
@@ -168,7 +172,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         ignored = self.doc.ignored_in(schema)
         schema = self.doc.without_ref_siblings(schema)
         self.check_keywords(schema, slot)
-        rules = expand(self.evaluation.rewrite(constraints(schema), slot.pointer, ignored), ignored)
+        rules = self.expanded(constraints(schema), slot.pointer, ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             if not isinstance(ref, str):
@@ -238,7 +242,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self.check_keywords(b, slot)
         ignored = self.doc.ignored_in(b)
-        b = expand(self.evaluation.rewrite(b, slot.pointer, ignored), ignored)
+        b = self.expanded(b, slot.pointer, ignored)
         if is_trivial(a):
             return b
         def matches(pattern, name):
@@ -261,7 +265,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                     continue
                 self.check_keywords(target, slot)
                 ignored = self.doc.ignored_in(target)
-                target = expand(self.evaluation.rewrite(constraints(target), target_pointer, ignored), ignored)
+                target = self.expanded(constraints(target), target_pointer, ignored)
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
