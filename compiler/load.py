@@ -7,6 +7,7 @@ import json
 from urllib.parse import urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
+from compiler.refs import child
 
 
 def _kind(value) -> str:
@@ -86,7 +87,7 @@ def bundle(root, resources) -> object:
             schema = {} if schema else {"not": {}}
         own = schema.get("$schema")
         if isinstance(own, str) and isinstance(draft, str) and own.rstrip("#") != draft.rstrip("#"):
-            raise UnsupportedKeyword("/$defs/" + uri.replace("~", "~0").replace("/", "~1"), "$schema",
+            raise UnsupportedKeyword(child("", "$defs", uri), "$schema",
                                      f"resource {uri!r} is of another draft ({own}) than the schema ({draft})")
         ident = schema.get("$id")
         if isinstance(ident, str) and urljoin(uri, ident).rstrip("#") != uri:

@@ -60,11 +60,23 @@ def _pinned(rules: dict) -> list | None:
     return values
 
 
+def _as_read(rules, resolve):
+    """``rules`` as its draft reads it (a lone ``$ref`` followed, with ``resolve``) and the parts that
+    hold beside it: its ``allOf`` branches and, with ``resolve``, a ``$ref`` beside other keywords."""
+    if resolve is not None and isinstance(rules, dict):
+        rules = resolve(rules)
+    if not isinstance(rules, dict):
+        return rules, []
+    parts = list(rules["allOf"]) if isinstance(rules.get("allOf"), list) else []
+    if resolve is not None and "$ref" in rules:
+        parts.append({"$ref": rules["$ref"]})
+    return rules, parts
+
+
 def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
     """The JSON types ``rules`` may admit (a superset): its ``type`` and literals, and with ``resolve``
     those of its ``allOf`` parts and ``$ref`` (every part holds)."""
-    if resolve is not None and isinstance(rules, dict):
-        rules = resolve(rules)
+    rules, parts = _as_read(rules, resolve)
     if rules is True or not isinstance(rules, dict):
         return set(KINDS) if rules is not False else set()
     declared = rules.get("type")
@@ -73,12 +85,8 @@ def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
     values = _pinned(rules)
     if values is not None:
         kinds &= {_kind(v) for v in values}
-    if resolve is not None and depth < 8:
-        parts = list(rules.get("allOf", ())) if isinstance(rules.get("allOf"), list) else []
-        if "$ref" in rules:
-            parts.append({"$ref": rules["$ref"]})
-        for part in parts:
-            kinds &= _admitted_kinds(part, resolve, depth + 1)
+    for part in parts if resolve is not None and depth < 8 else ():
+        kinds &= _admitted_kinds(part, resolve, depth + 1)
     return kinds
 
 
@@ -127,13 +135,9 @@ def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
     through its ``$ref``s."""
     required: set = set()
     pins: dict = {}
-    if resolve is not None and isinstance(rules, dict):
-        rules = resolve(rules)
+    rules, parts = _as_read(rules, resolve)
     if not isinstance(rules, dict) or depth > 8:
         return required, pins
-    parts = list(rules.get("allOf", ()))
-    if resolve is not None and "$ref" in rules:  # beside other keywords: both apply
-        parts.append({"$ref": rules["$ref"]})
     names = rules.get("required", [])
     if isinstance(names, list):
         required.update(n for n in names if isinstance(n, str))
