@@ -6,7 +6,7 @@ import functools
 
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
-from .errors import InvalidSchema, UnsupportedKeyword
+from .errors import UnsupportedKeyword
 from .merge import both
 from .refs import child
 from .regex import pattern_dfa
@@ -95,8 +95,6 @@ class ContainerLowering:
         patterns = rules.get("patternProperties", {})
         extra = self.additional(rules)
         required = rules.get("required", [])
-        if not isinstance(props, dict) or not isinstance(patterns, dict) or not isinstance(required, list):
-            raise InvalidSchema(slot.pointer, "properties/patternProperties must be objects and required an array", slot.via)
         lo, hi = count_of(rules, "minProperties", slot), count_of(rules, "maxProperties", slot)
         pattern_dfas = []
         for p, sub in patterns.items():
@@ -111,8 +109,6 @@ class ContainerLowering:
                 sub = False  # propertyNames rules the name out
             members.append((name, sub, slot.at("properties", name), name in required))
         for name in required:
-            if not isinstance(name, str):
-                raise InvalidSchema(child(slot.pointer, "required"), "required names must be strings", slot.via)
             if name in props:
                 continue
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
@@ -295,14 +291,14 @@ class ContainerLowering:
             subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
             if not subs:
                 if extra is not False:
-                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted_block(k, a, b)),
                                 extra, slot.at("additionalProperties"), inside))
                 continue
             schema = subs[0][0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
             if schema is not False:
-                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
+                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted_block(k, a, b)),
                             schema, subs[0][1], inside))
         return out
 

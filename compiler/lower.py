@@ -175,8 +175,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         rules = self.expanded(constraints(schema), slot.pointer, ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
-            if not isinstance(ref, str):
-                raise InvalidSchema(slot.pointer, "$ref must be a string", slot.via)
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
             target_slot = Slot(target_ptr, slot.via + (ref,))
             if not rules:
@@ -191,8 +189,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.value(merged, target_slot, src, dst)
         if "allOf" in rules:
             parts = rules.pop("allOf")
-            if not isinstance(parts, list) or not parts:
-                raise InvalidSchema(child(slot.pointer, "allOf"), "allOf must be a non-empty array", slot.via)
             # the branches first (their properties come before the schema's own), met with the
             # schema's type from the start, so that anyOf branches of other types are dropped early
             merged = {"type": rules["type"]} if "type" in rules else {}
@@ -205,8 +201,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         for keyword in ("anyOf", "oneOf"):
             if keyword in rules:
                 branches = rules.pop(keyword)
-                if not isinstance(branches, list) or not branches:
-                    raise InvalidSchema(child(slot.pointer, keyword), f"{keyword} must be a non-empty array", slot.via)
                 met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
                 if keyword == "oneOf":  # disjoint by proof, else each branch without the others it may meet
                     resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
@@ -284,8 +278,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         if "const" in rules:
             const = rules.pop("const")
             values = [const] if values is None or json_in(const, values) else []
-        if not isinstance(values, list):
-            raise InvalidSchema(child(slot.pointer, "enum"), "enum must be an array", slot.via)
         if rules:
             check = Validator(_plain_schema(rules), dialect=self.options.dialect, document=self.doc)  # the same semantics
             values = [v for v in values if check.is_valid(v)]

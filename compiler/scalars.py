@@ -12,14 +12,14 @@ from automaton.counted import CountedBlock
 
 from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, template
-from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
+from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
 from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .validation import _is_number
+from .check import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
 
@@ -56,18 +56,18 @@ class ScalarLowering:
         portable = self.options.dialect == "portable"
         formats = rules.get("format", ())
         formats = formats if isinstance(formats, tuple) else (formats,)
-        not_steps = [m for m in rules.get("_not_multiples", ()) if _is_number(m) and m > 0]
+        not_steps = [m for m in rules.get("_not_multiples", ()) if is_number(m) and m > 0]
         for step in [rules.get("multipleOf")] + not_steps if portable else ():
-            if _is_number(step) and step > 0:  # Ajv's division is exact below this quotient
+            if is_number(step) and step > 0:  # Ajv's division is exact below this quotient
                 limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
-                xlo = -limit if not _is_number(xlo) else max(xlo, -limit)
-                xhi = limit if not _is_number(xhi) else min(xhi, limit)
+                xlo = -limit if not is_number(xlo) else max(xlo, -limit)
+                xhi = limit if not is_number(xhi) else min(xhi, limit)
         for f in formats if portable else ():
             if f in INTEGER_FORMATS:
                 integer, bounds = True, INTEGER_FORMATS[f]
                 if bounds is not None:
-                    lo = bounds[0] if not _is_number(lo) else max(lo, bounds[0])
-                    hi = bounds[1] if not _is_number(hi) else min(hi, bounds[1])
+                    lo = bounds[0] if not is_number(lo) else max(lo, bounds[0])
+                    hi = bounds[1] if not is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
         fraction = bool(rules.get("_not_integer"))
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
@@ -181,16 +181,10 @@ class ScalarLowering:
         patterns = patterns if isinstance(patterns, tuple) else (patterns,)
         formats = formats if isinstance(formats, tuple) else (formats,)
         lo, hi = rules.get("minLength", 0), rules.get("maxLength")
-        for name, bound in (("minLength", lo), ("maxLength", hi)):
-            if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 0):
-                if not (isinstance(bound, float) and bound.is_integer() and bound >= 0):
-                    raise InvalidSchema(child(slot.pointer, name), f"{name} must be a non-negative integer", slot.via)
         lo, hi = int(lo), None if hi is None else int(hi)
         terms: list[tuple[CharDFA | None, int, int | None]] = [(None, lo, hi)]
         try:
             for p in patterns:
-                if not isinstance(p, str):
-                    raise InvalidSchema(child(slot.pointer, "pattern"), "pattern must be a string", slot.via)
                 found = pattern_terms(p, child(slot.pointer, "pattern"), dialect=REGEX_DIALECT[self.options.dialect])
                 terms = [(_meet(d, pd), max(a, c), _least(b, e)) for d, a, b in terms for pd, c, e in found]
             for f in formats:
@@ -244,6 +238,15 @@ class ScalarLowering:
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
         self.lower_chardfa(dfa, open_, close, literal)
+        self.prog.text(close, b'"', dst)
+
+    def quoted_block(self, dfa: CharDFA, src: int, dst: int) -> None:
+        """A free string of ``dfa`` (an additional key's language) as a block with no count: its
+        template is made once per automaton, and ``chardfa.other_strings`` caches the automaton per
+        process, so a grammar pays for the block only, not for writing and analysing its states."""
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.counted_string(dfa, 0, None, open_, close)
         self.prog.text(close, b'"', dst)
 
     def free_string(self, src: int, dst: int) -> None:

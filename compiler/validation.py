@@ -23,8 +23,8 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
+from compiler.check import check_node, is_number
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
-from compiler.keywords import TYPES, refused
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
@@ -45,7 +45,6 @@ KNOWN_FORMATS = frozenset({
 })
 """Formats enforced exactly; any other format is an annotation."""
 
-_SCHEMA_KINDS = (dict, bool)
 
 
 def validate(instance, schema, *, dialect: str = "portable", resources=None) -> list[str]:
@@ -58,10 +57,6 @@ def validate(instance, schema, *, dialect: str = "portable", resources=None) -> 
 
 
 # --- JSON values -----------------------------------------------------------------------------------
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
 
 def _decimal(x) -> Decimal:
     """The exact value of the decimal text `x` serialises to (``json.dumps`` writes ``repr``)."""
@@ -76,7 +71,7 @@ def json_equal(a, b) -> bool:
         if isinstance(a, bool) or isinstance(b, bool):
             if not (isinstance(a, bool) and isinstance(b, bool) and a == b):
                 return False
-        elif _is_number(a) and _is_number(b):
+        elif is_number(a) and is_number(b):
             if _decimal(a) != _decimal(b):
                 return False
         elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -156,8 +151,6 @@ def _json_problems(instance) -> list[str]:
 
 def _pattern(pattern, pointer: str, via, dialect: str):
     """The compiler's own automaton for `pattern` (ECMA-262 search): the same meaning, the same refusals."""
-    if not isinstance(pattern, str):
-        raise InvalidSchema(pointer, "pattern must be a string", via)
     try:
         return pattern_dfa(pattern, pointer, dialect=REGEX_DIALECT[dialect])
     except SchemaError as exc:
@@ -189,14 +182,6 @@ def _checker(fmt: str, pointer: str, via):
 
 # --- the validator -----------------------------------------------------------------------------------
 
-def _non_negative_int(value) -> bool:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
-_BOUNDS = ("minimum", "maximum", "multipleOf")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 
 
@@ -244,96 +229,24 @@ class Validator:
                 pointer = pointer_of(path)
             return pointer
 
-        def invalid(key, reason):
-            return InvalidSchema(child(where(), key), reason, via)
-
-        for key, value in node.items():
-            if refused(key, value):
-                raise UnsupportedKeyword(child(where(), key), key, via=via)
-        children = []
-
-        def sub(suffix, value):
-            if not isinstance(value, _SCHEMA_KINDS):
-                raise InvalidSchema(where() + suffix, "a schema must be an object or a boolean", via)
-            children.append((value, (path, suffix), via))
-
-        kinds = node.get("type")
-        if kinds is not None:
-            listed = kinds if isinstance(kinds, list) else [kinds]
-            if not listed or any(k not in TYPES for k in listed):
-                raise invalid("type", f"unknown type {kinds!r}")
-        if "enum" in node and not isinstance(node["enum"], list):
-            raise invalid("enum", "enum must be an array")
-        required = node.get("required", [])
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            raise invalid("required", "required must be an array of strings")
-        for key in _COUNTS:
-            if key in node and not _non_negative_int(node[key]):
-                raise invalid(key, f"{key} must be a non-negative integer")
-        for key in _BOUNDS:
-            if key in node and not _is_number(node[key]):
-                raise invalid(key, f"{key} must be a number")
-        if "multipleOf" in node and node["multipleOf"] <= 0:
-            raise invalid("multipleOf", "multipleOf must be greater than 0")
-        for key in ("exclusiveMinimum", "exclusiveMaximum"):
-            if key in node and not (_is_number(node[key]) or isinstance(node[key], bool)):
-                raise invalid(key, f"{key} must be a number")
+        children = [(value, (path, suffix), via) for suffix, value in check_node(node, where, via)]
         if "pattern" in node:
             self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via, self.dialect)
         if "format" in node:
             fmt = node["format"]
-            if not isinstance(fmt, str):
-                raise invalid("format", "format must be a string")
             if fmt in KNOWN_FORMATS:
                 _checker(fmt, child(where(), "format"), via)
             elif fmt in CHECKED_BUT_OPEN:
                 raise UnsupportedKeyword(child(where(), "format"), "format", f"format {fmt!r} is not enforced", via)
-        if "properties" in node:
-            if not isinstance(node["properties"], dict):
-                raise invalid("properties", "properties must be an object")
-            for name, value in node["properties"].items():
-                sub(f"/properties/{escape(name)}", value)
         if "patternProperties" in node:
-            if not isinstance(node["patternProperties"], dict):
-                raise invalid("patternProperties", "patternProperties must be an object")
-            compiled = []
-            for pat, value in node["patternProperties"].items():
-                compiled.append((_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value))
-                sub(f"/patternProperties/{escape(pat)}", value)
-            self._pattern_props[id(node)] = compiled
-        for key in ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames"):
-            if key in node:
-                sub("/" + key, node[key])
-        for key in ("dependentRequired", "dependentSchemas", "dependencies"):
-            if key in node:
-                if not isinstance(node[key], dict):
-                    raise invalid(key, f"{key} must be an object")
-                for name, need in node[key].items():
-                    if isinstance(need, list) and key != "dependentSchemas":
-                        if not all(isinstance(r, str) for r in need):
-                            raise invalid(key, f"{key} lists must hold property names")
-                    elif key != "dependentRequired":
-                        sub(f"/{key}/{escape(name)}", need)
-                    else:
-                        raise invalid(key, "dependentRequired values must be arrays of names")
-        if "items" in node:
-            if isinstance(node["items"], list):
-                for i, value in enumerate(node["items"]):
-                    sub(f"/items/{i}", value)
-            else:
-                sub("/items", node["items"])
-        for key in ("prefixItems", *_SCHEMA_LISTS):
-            if key in node:
-                if not isinstance(node[key], list) or (key != "prefixItems" and not node[key]):
-                    raise invalid(key, f"{key} must be a non-empty array")
-                for i, value in enumerate(node[key]):
-                    sub(f"/{key}/{i}", value)
+            self._pattern_props[id(node)] = [
+                (_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value)
+                for pat, value in node["patternProperties"].items()]
         if any(key in node for key in UNEVALUATED):
             ignored = self.document.ignored_in(holder)
             written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
             self._unevaluated[id(holder)] = written
-            for value in written:
-                sub("/unevaluatedProperties", value)
+            children += [(value, (path, "/unevaluatedProperties"), via) for value in written]
         if "$ref" in node:
             ref = node["$ref"]
             target_pointer, target = self.document.resolve(ref, where(), via)
@@ -488,9 +401,9 @@ class Validator:
                 errors.append(f"{where()}: at or above exclusive maximum {_num(schema['maximum'])}")
             elif value > bound:
                 errors.append(f"{where()}: above maximum {_num(schema['maximum'])}")
-        if _is_number(exclusive_min) and value <= _decimal(exclusive_min):
+        if is_number(exclusive_min) and value <= _decimal(exclusive_min):
             errors.append(f"{where()}: at or below exclusive minimum {_num(exclusive_min)}")
-        if _is_number(exclusive_max) and value >= _decimal(exclusive_max):
+        if is_number(exclusive_max) and value >= _decimal(exclusive_max):
             errors.append(f"{where()}: at or above exclusive maximum {_num(exclusive_max)}")
         if "multipleOf" in schema:
             quotient = Fraction(value) / Fraction(_decimal(schema["multipleOf"]))

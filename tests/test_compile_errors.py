@@ -243,3 +243,21 @@ def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_dis
               "dependencies": {"type": {"oneOf": [{"properties": {"type": {"enum": [v]}, "unit": {"const": v}}} for v in "ABC"]}}}
     g = constrain.compile(schema, whitespace="compact", cache=False)
     assert g.accepts('{"type":"B","id":"x","unit":"B"}') and not g.accepts('{"type":"B","id":"x","unit":"A"}')
+
+
+@pytest.mark.parametrize("schema", [
+    {"properties": []}, {"required": "a"}, {"required": [1]}, {"minLength": -1}, {"maxItems": 1.5},
+    {"enum": 3}, {"items": 5}, {"pattern": 3}, {"format": 3}, {"type": "strin"}, {"type": ["string", 3]},
+    {"$ref": 3}, {"allOf": []}, {"anyOf": {}}, {"multipleOf": 0}, {"minimum": "1"},
+    {"dependentRequired": {"a": "b"}}, {"unevaluatedProperties": 3},
+    {"type": "string", "items": {"minimum": "x"}},  # a keyword the string never reads is still checked
+    {"$defs": {"a": {"enum": {}}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+])
+def test_compile_and_validate_refuse_a_malformed_keyword_in_the_same_words(schema):
+    """Each keyword's value is checked once (``compiler/check.py``): ``compile`` and ``validate``
+    raise the same InvalidSchema with the same pointer, never a TypeError."""
+    with pytest.raises(constrain.InvalidSchema) as compiled:
+        constrain.compile(schema, cache=False)
+    with pytest.raises(constrain.InvalidSchema) as validated:
+        constrain.validate(None, schema)
+    assert str(compiled.value) == str(validated.value)

@@ -1,0 +1,131 @@
+"""Each keyword's value checked and worded once, for ``compile`` and ``validate`` alike.
+
+A schema is checked whole before it is lowered or used to validate: every subschema reachable from
+the root (through ``$ref`` too), whether or not the lowering would read the keyword there, so that
+a schema ``validate`` refuses is one ``compile`` refuses, with the same words and pointer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .errors import InvalidSchema, UnsupportedKeyword
+from .keywords import TYPES, refused
+from .refs import SchemaDocument, child, escape, pointer_of
+
+COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
+          "maxContains")
+BOUNDS = ("minimum", "maximum", "multipleOf")
+SCHEMA_KINDS = (dict, bool)
+SINGLE = ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames",
+          "unevaluatedProperties", "unevaluatedItems")
+LISTS = ("allOf", "anyOf", "oneOf")
+DEPENDENT = ("dependentRequired", "dependentSchemas", "dependencies")
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def non_negative_int(value) -> bool:
+    """JSON Schema counts: non-negative integers, where 2.0 is an integer (draft 6 on)."""
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, int) and value >= 0) or (isinstance(value, float) and value.is_integer() and value >= 0)
+
+
+def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tuple[str, object]]:
+    """Refuse a keyword we cannot enforce or one whose value has the wrong shape; return the
+    node's subschemas as ``(pointer suffix, subschema)`` (not its ``$ref`` target). ``where`` gives
+    the node's pointer (called only to word an error or a child's place)."""
+
+    def invalid(key, reason):
+        return InvalidSchema(child(where(), key), reason, via)
+
+    for key, value in node.items():
+        if refused(key, value):
+            raise UnsupportedKeyword(child(where(), key), key, via=via)
+    kinds = node.get("type")
+    if kinds is not None:
+        listed = kinds if isinstance(kinds, list) else [kinds]
+        if not listed or any(not isinstance(k, str) or k not in TYPES for k in listed):
+            raise invalid("type", f"unknown type {kinds!r}")
+    if "enum" in node and not isinstance(node["enum"], list):
+        raise invalid("enum", "enum must be an array")
+    required = node.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise invalid("required", "required must be an array of strings")
+    for key in COUNTS:
+        if key in node and not non_negative_int(node[key]):
+            raise invalid(key, f"{key} must be a non-negative integer")
+    for key in BOUNDS:
+        if key in node and not is_number(node[key]):
+            raise invalid(key, f"{key} must be a number")
+    if "multipleOf" in node and node["multipleOf"] <= 0:
+        raise invalid("multipleOf", "multipleOf must be greater than 0")
+    for key in ("exclusiveMinimum", "exclusiveMaximum"):
+        if key in node and not (is_number(node[key]) or isinstance(node[key], bool)):
+            raise invalid(key, f"{key} must be a number")
+    for key in ("pattern", "format", "$ref"):
+        if key in node and not isinstance(node[key], str):
+            raise invalid(key, f"{key} must be a string")
+    found: list[tuple[str, object]] = []
+
+    def sub(suffix: str, value) -> None:
+        if not isinstance(value, SCHEMA_KINDS):
+            raise InvalidSchema(where() + suffix, "a schema must be an object or a boolean", via)
+        found.append((suffix, value))
+
+    for key in ("properties", "patternProperties"):
+        if key in node:
+            if not isinstance(node[key], dict):
+                raise invalid(key, f"{key} must be an object")
+            for name, value in node[key].items():
+                sub(f"/{key}/{escape(name)}", value)
+    for key in SINGLE:
+        if key in node:
+            sub("/" + key, node[key])
+    for key in DEPENDENT:
+        if key in node:
+            if not isinstance(node[key], dict):
+                raise invalid(key, f"{key} must be an object")
+            for name, need in node[key].items():
+                if isinstance(need, list) and key != "dependentSchemas":
+                    if not all(isinstance(r, str) for r in need):
+                        raise invalid(key, f"{key} lists must hold property names")
+                elif key != "dependentRequired":
+                    sub(f"/{key}/{escape(name)}", need)
+                else:
+                    raise invalid(key, "dependentRequired values must be arrays of names")
+    if "items" in node:
+        if isinstance(node["items"], list):
+            for i, value in enumerate(node["items"]):
+                sub(f"/items/{i}", value)
+        else:
+            sub("/items", node["items"])
+    for key in ("prefixItems", *LISTS):
+        if key in node:
+            if not isinstance(node[key], list) or (key != "prefixItems" and not node[key]):
+                raise invalid(key, f"{key} must be a non-empty array")
+            for i, value in enumerate(node[key]):
+                sub(f"/{key}/{i}", value)
+    return found
+
+
+def check_document(doc: SchemaDocument) -> None:
+    """``check_node`` on every subschema reachable from the root, ``$ref`` targets included. Paths
+    are linked (``refs.pointer_of``) and spelled out only where needed: a schema nested 10,000 deep
+    must not cost the square of its depth."""
+    seen: set[int] = set()
+    stack: list[tuple[object, object, tuple]] = [(doc.root, None, ())]
+    while stack:
+        node, path, via = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        node = doc.without_ref_siblings(node)
+        for suffix, value in reversed(check_node(node, lambda p=path: pointer_of(p), via)):
+            stack.append((value, (path, suffix), via))
+        if "$ref" in node:
+            target_pointer, target = doc.resolve(node["$ref"], pointer_of(path), via)
+            stack.append((target, (None, target_pointer) if target_pointer else None, via + (node["$ref"],)))
