@@ -129,7 +129,8 @@ def test_a_pickled_counted_grammar_is_self_contained():
 def test_format_and_pattern_templates_are_shared_by_grammars():
     """Two schemas using one format (or pattern) share its byte template: made once per process."""
     def templates(schema):
-        return {id(block.template) for block in compiled(schema).program.counted}
+        program = compiled(schema).program
+        return {id(block.template) for block in program.counted + program.written_blocks}
 
     for string in ({"type": "string", "format": "uri"}, {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}):
         one = templates({"type": "object", "properties": {"a": string}, "additionalProperties": False})
@@ -142,7 +143,8 @@ def test_additional_keys_are_a_block_shared_by_grammars():
     another grammar with those names writes none of their states again, and the keys still exclude
     exactly the names (also when spelled with escapes)."""
     def key_templates(schema):
-        return {id(block.template) for block in compiled(schema).program.counted}
+        program = compiled(schema).program
+        return {id(block.template) for block in program.counted + program.written_blocks}
 
     names = {name: {"type": "integer"} for name in ("alpha", "beta", "gamma", "delta")}
     one = key_templates({"type": "object", "properties": names, "additionalProperties": {"type": "null"}})
