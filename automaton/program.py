@@ -22,9 +22,6 @@ from dataclasses import dataclass
 from .counted import CountedBlock, Rows
 
 
-WRITTEN_BLOCK_MAX = 4096  # blocks of one count up to this many states are written out by ``finish``
-
-
 class ProgramTooLarge(Exception):
     """Raised by ``new_state`` when the state budget is spent; the compiler words it for the user."""
 
@@ -55,7 +52,6 @@ class Program:
         self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
         self.plain_forever: set[int] = set()  # see reads_plain_forever
         self.counted: list[CountedBlock] = []  # numbered after the written states by ``finish``
-        self.written_blocks: list[CountedBlock] = []  # those ``finish`` wrote out
         self._entries: list[tuple[int, CountedBlock]] = []
         self._counted_states = 0
         self._live: list[bytearray] | None = None
@@ -143,37 +139,20 @@ class Program:
 
     def written_rows(self) -> tuple[tuple, tuple, tuple]:
         """The edges, epsilon moves and calls of the written states (after ``finish``)."""
-        if not isinstance(self.edges, Rows):
+        if not self.counted:
             return self.edges, self.eps, self.calls
         return self.edges.written, self.eps.written, self.calls.written
 
     # -- analysis ---------------------------------------------------------------------------
     def finish(self, root: int) -> None:
-        """Mark recursive fragments and compute liveness; call once, after building.
-
-        Blocks of one count (a free string's pattern, format or additional-key language, with no
-        length bound) of up to ``WRITTEN_BLOCK_MAX`` states are written out here, after the written
-        states, from their template: the lazy DFA then reads plain tuples, not ``Rows``, whose
-        lookups cost every state of the program; their liveness stays arithmetic. Counted lengths
-        stay lazy."""
+        """Mark recursive fragments and compute liveness; call once, after building."""
         self.root = root
-        self._analysed_stop = len(self.owner)
-        small = [block for block in self.counted if block.rows == 1 and block.size <= WRITTEN_BLOCK_MAX]
-        lazy = [block for block in self.counted if not (block.rows == 1 and block.size <= WRITTEN_BLOCK_MAX)]
-        self.counted = small + lazy  # numbered in this order
         first = len(self.owner)
         for block in self.counted:
             block.first, first = first, first + block.size
             self.plain_forever.update(block.plain_forever())
         for src, block in self._entries:
             self.eps[src].append(block.entry)
-        for block in small:
-            states = range(block.first, block.first + block.size)
-            self.edges += map(block.edges_of, states)
-            self.eps += map(block.eps_of, states)
-            self.calls += map(block.calls_of, states)
-            self.owner += [block.owner] * block.size
-            self._counted_states -= block.size
         # frozen into tuples of tuples: the garbage collector stops tracking them (a list of a
         # million states would be walked by every full collection, tens of milliseconds each)
         self.edges = tuple(map(tuple, self.edges))
@@ -182,9 +161,8 @@ class Program:
         self.owner = tuple(self.owner)
         self._mark_recursive()
         self._live = self._liveness()
-        self.counted, self.written_blocks = lazy, small  # the written-out blocks' states are written states now
-        if lazy:
-            self.edges, self.eps, self.calls = (Rows(rows, lazy, kind) for rows, kind in (
+        if self.counted:
+            self.edges, self.eps, self.calls = (Rows(rows, self.counted, kind) for rows, kind in (
                 (self.edges, "edges_of"), (self.eps, "eps_of"), (self.calls, "calls_of")))
 
     def _mark_recursive(self) -> None:
@@ -341,7 +319,7 @@ class Program:
         for first, stop, _ in sorted(self.blocks):
             yield from range(start, first)
             start = stop
-        yield from range(start, self._analysed_stop)
+        yield from range(start, len(self.owner))
 
     def live(self, depth: int) -> bytearray:
         assert self._live is not None, "Program.finish() was not called"

@@ -291,14 +291,14 @@ class ContainerLowering:
             subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
             if not subs:
                 if extra is not False:
-                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted_block(k, a, b)),
+                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
                                 extra, slot.at("additionalProperties"), inside))
                 continue
             schema = subs[0][0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
             if schema is not False:
-                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted_block(k, a, b)),
+                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, literal=False)),
                             schema, subs[0][1], inside))
         return out
 

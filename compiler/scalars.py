@@ -240,15 +240,6 @@ class ScalarLowering:
         self.lower_chardfa(dfa, open_, close, literal)
         self.prog.text(close, b'"', dst)
 
-    def quoted_block(self, dfa: CharDFA, src: int, dst: int) -> None:
-        """A free string of ``dfa`` (an additional key's language) as a block with no count: its
-        template is made once per automaton, and ``chardfa.other_strings`` caches the automaton per
-        process, so a grammar pays for the block only, not for writing and analysing its states."""
-        open_, close = self.state(src), self.state(src)
-        self.prog.text(src, b'"', open_)
-        self.counted_string(dfa, 0, None, open_, close)
-        self.prog.text(close, b'"', dst)
-
     def free_string(self, src: int, dst: int) -> None:
         self.quoted(chardfa.any_string(), src, dst, literal=False)
 
