@@ -136,7 +136,8 @@ def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, llama3_tokenizer):
 
 def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, llama3_tokenizer):
     """``benchmarks/tbm_interleaved.py`` with this checkout on both sides: the same schemas and
-    token steps counted for each (a schema that does not compile is left out of both)."""
+    token steps counted for each (a schema that does not compile is left out of both), and each
+    side's time to first mask."""
     cases = {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
                         "tests": [{"data": [1, 22, 333], "valid": True}]},
              "c.json": {"schema": {"type": "object", "uniqueItems": True}, "tests": [{"data": {}, "valid": True}]}}
@@ -144,9 +145,11 @@ def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, llama3_to
     root = Path(__file__).resolve().parent.parent
     done = benchmark_scripts.run("tbm_interleaved", root, root, tmp_path, "--files", files)
     assert done.returncode == 0, done.stderr[-3000:]
-    old, new = done.stdout.splitlines()
+    old, new, old_ttfm, new_ttfm, ratio = done.stdout.splitlines()
     assert old.startswith("old: 1 schemas, ") and new.startswith("new: 1 schemas, ")
     assert old.split(",")[1] == new.split(",")[1] != " 0 steps"
+    assert old_ttfm.startswith("old TTFM") and new_ttfm.startswith("new TTFM")
+    assert ratio.startswith("TTFM new/old per schema: median ")
 
 
 def test_maskbench_plot_writes_each_measures_cdf(tmp_path, llama3_tokenizer):
