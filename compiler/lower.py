@@ -19,7 +19,7 @@ from .containers import ContainerLowering
 from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .keywords import TYPES, refused
+from .keywords import TYPES
 from .merge import constraints, exactly_one, is_trivial, json_in, merge
 from .boolean import Complement, expand
 from .one_of import exact_branches, overlaps
@@ -129,7 +129,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             rules = constraints(schema)
             if len(rules) != 1:
                 return schema, slot
-            self.check_keywords(schema, slot)
             ref = rules["$ref"]
             pointer, schema = self.doc.resolve(ref, slot.pointer)
             slot = Slot(pointer, slot.via + (ref,))
@@ -140,7 +139,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         ref = schema["$ref"]
         pointer, target = self.doc.resolve(ref, slot.pointer, slot.via)
         if isinstance(target, dict):
-            self.check_keywords(target, slot)
             target = self.doc.without_ref_siblings(target)
         return target, Slot(pointer, slot.via + (ref,))
 
@@ -171,7 +169,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         ignored = self.doc.ignored_in(schema)
         schema = self.doc.without_ref_siblings(schema)
-        self.check_keywords(schema, slot)
         rules = self.expanded(constraints(schema), slot.pointer, ignored)
         if "$ref" in rules:
             ref = rules.pop("$ref")
@@ -234,7 +231,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             return False
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
-        self.check_keywords(b, slot)
         ignored = self.doc.ignored_in(b)
         b = self.expanded(b, slot.pointer, ignored)
         if is_trivial(a):
@@ -257,7 +253,6 @@ class Lowering(ScalarLowering, ContainerLowering):
                 if target is True:
                     s = rest
                     continue
-                self.check_keywords(target, slot)
                 ignored = self.doc.ignored_in(target)
                 target = self.expanded(constraints(target), target_pointer, ignored)
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
@@ -266,11 +261,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         merged = merge(a, b, slot.pointer, resolve, matches)
         self._keep[id(merged)] = merged
         return merged
-
-    def check_keywords(self, schema: dict, slot: Slot) -> None:
-        for key, value in schema.items():
-            if refused(key, value):
-                raise UnsupportedKeyword(child(slot.pointer, key), key, via=slot.via)
 
     # -- literals -------------------------------------------------------------------------------
     def literals(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
