@@ -1,5 +1,6 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
-keywords (complements, exactly-one, conditionals, contains) and the unevaluated keywords, one at a time.
+keywords (complements, exactly-one, conditionals, contains), the unevaluated keywords and the
+keyword check every compile runs first, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -19,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
 BOOLEAN_TESTS = ["tests/test_boolean.py"]
+CHECK_TESTS = ["tests/test_compile_errors.py"]
 EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agree_with_jsonschema",
                     "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py"]
 
@@ -121,9 +123,18 @@ EVALUATION_MUTATIONS = [
 ]
 
 
+CHECK_MUTATIONS = [
+    ("compile skips the keyword check", "compiler/grammar.py", "    check_document(document)\n", "    pass\n"),
+    ("enum's shape unchecked", "compiler/check.py",
+     'if "enum" in node and not isinstance(node["enum"], list):', "if False:"),
+    ("a $ref target is not checked", "compiler/check.py",
+     'stack.append((target, (None, target_pointer) if target_pointer else None, via + (node["$ref"],)))', "pass"),
+]
+
+
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
-                            (EVALUATION_TESTS, EVALUATION_MUTATIONS)]
+                            (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)
