@@ -215,9 +215,6 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
         lowering = Lowering(document, options)
         program = lowering.compile()
         grammar = Grammar(program, options, lowering.warnings, root)
-        # freed while the collector is paused: the first collection after it resumes would otherwise
-        # scan all the lowering's tables (a tenth of a median compile)
-        del lowering, program
     if key is not None:
         with _CACHE_LOCK:
             _CACHE[key] = grammar

@@ -46,7 +46,6 @@ KNOWN_FORMATS = frozenset({
 """Formats enforced exactly; any other format is an annotation."""
 
 
-
 def validate(instance, schema, *, dialect: str = "portable", resources=None) -> list[str]:
     """Return every error of `instance` against `schema` (empty when it is valid).
 
