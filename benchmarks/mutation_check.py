@@ -128,7 +128,7 @@ CHECK_MUTATIONS = [
     ("enum's shape unchecked", "compiler/check.py",
      'if "enum" in node and not isinstance(node["enum"], list):', "if False:"),
     ("a $ref target is not checked", "compiler/check.py",
-     'stack.append((target, (None, target_pointer) if target_pointer else None, via + (node["$ref"],)))', "pass"),
+     'children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))', "pass"),
 ]
 
 

@@ -112,20 +112,37 @@ def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tu
     return found
 
 
-def check_document(doc: SchemaDocument) -> None:
-    """``check_node`` on every subschema reachable from the root, ``$ref`` targets included. Paths
-    are linked (``refs.pointer_of``) and spelled out only where needed: a schema nested 10,000 deep
-    must not cost the square of its depth."""
-    seen: set[int] = set()
-    stack: list[tuple[object, object, tuple]] = [(doc.root, None, ())]
+def check_document(doc: SchemaDocument, root=None, visit=None) -> tuple[dict[int, tuple], dict[int, object]]:
+    """``check_node`` on every subschema reachable from ``root`` (the document's by default),
+    ``$ref`` targets included; returns what was reached (``id`` -> ``(node, linked path, via)``) and
+    each ``$ref`` holder's target (by the holder's ``id``). ``visit(holder, node, where, path, via)``
+    (the validator's) does more per node and may return more children, as ``(subschema, linked
+    path, via)``. Paths are linked (``refs.pointer_of``) and spelled out only where needed: a schema
+    nested 10,000 deep must not cost the square of its depth."""
+    reached: dict[int, tuple] = {}
+    refs: dict[int, object] = {}
+    stack: list[tuple[object, object, tuple]] = [(doc.root if root is None else root, None, ())]
     while stack:
-        node, path, via = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
+        holder, path, via = stack.pop()
+        if not isinstance(holder, dict) or id(holder) in reached:
             continue
-        seen.add(id(node))
-        node = doc.without_ref_siblings(node)
-        for suffix, value in reversed(check_node(node, lambda p=path: pointer_of(p), via)):
-            stack.append((value, (path, suffix), via))
+        reached[id(holder)] = (holder, path, via)
+        node = doc.without_ref_siblings(holder)
+        pointer = None
+
+        def where(path=path):
+            nonlocal pointer
+            if pointer is None:
+                pointer = pointer_of(path)
+            return pointer
+
+        children = [(value, (path, suffix), via) for suffix, value in check_node(node, where, via)]
+        if visit is not None:
+            children += visit(holder, node, where, path, via)
         if "$ref" in node:
-            target_pointer, target = doc.resolve(node["$ref"], pointer_of(path), via)
-            stack.append((target, (None, target_pointer) if target_pointer else None, via + (node["$ref"],)))
+            ref = node["$ref"]
+            target_pointer, target = doc.resolve(ref, where(), via)
+            refs[id(holder)] = target
+            children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))
+        stack.extend(reversed(children))
+    return reached, refs

@@ -23,7 +23,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from compiler.check import check_node, is_number
+from compiler.check import LISTS, check_document, is_number
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
@@ -181,7 +181,6 @@ def _checker(fmt: str, pointer: str, via):
 
 # --- the validator -----------------------------------------------------------------------------------
 
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 
 
 class Validator:
@@ -196,7 +195,6 @@ class Validator:
             self.root = self.document.root
         else:  # a schema the compiler wrote from ``document``'s: its `$ref`s mean what they mean there
             self.document, self.root = document, schema
-        self._refs: dict[int, object] = {}       # id(schema holding $ref) -> target subschema
         self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
         self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]
         self._unevaluated: dict[int, list] = {}  # id(schema) -> the schemas its unevaluated* keywords became
@@ -206,29 +204,14 @@ class Validator:
     # -- static check of the schema -----------------------------------------------------------------
 
     def _check_schema(self) -> None:
-        """Walk every reachable subschema once: refuse what the compiler refuses, resolve refs."""
-        reached: dict[int, tuple] = {}  # id(node) -> (node, linked path, via)
-        stack = [(self.root, None, ())]
-        while stack:
-            node, path, via = stack.pop()
-            if not isinstance(node, dict) or id(node) in reached:
-                continue
-            reached[id(node)] = (node, path, via)
-            stack.extend(reversed(self._check_node(node, path, via)))
+        """Walk every reachable subschema once (``check.check_document``): refuse what the compiler
+        refuses, resolve refs, and make what validating needs (patterns, unevaluated rewrites)."""
+        reached, self._refs = check_document(self.document, self.root, self._prepare)
         self._check_cycles(reached)
 
-    def _check_node(self, node: dict, path, via):
-        """Check one schema object; return ``(subschema, linked path, via)`` for each of its children."""
-        pointer = None
-        holder, node = node, self.document.without_ref_siblings(node)
-
-        def where():
-            nonlocal pointer
-            if pointer is None:
-                pointer = pointer_of(path)
-            return pointer
-
-        children = [(value, (path, suffix), via) for suffix, value in check_node(node, where, via)]
+    def _prepare(self, holder: dict, node: dict, where, path, via) -> list:
+        """A checked schema object's patterns, format checker and unevaluated keywords' rewrite;
+        returns the rewrite's subschemas as children to check."""
         if "pattern" in node:
             self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via, self.dialect)
         if "format" in node:
@@ -241,22 +224,17 @@ class Validator:
             self._pattern_props[id(node)] = [
                 (_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value)
                 for pat, value in node["patternProperties"].items()]
-        if any(key in node for key in UNEVALUATED):
-            ignored = self.document.ignored_in(holder)
-            written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
-            self._unevaluated[id(holder)] = written
-            children += [(value, (path, "/unevaluatedProperties"), via) for value in written]
-        if "$ref" in node:
-            ref = node["$ref"]
-            target_pointer, target = self.document.resolve(ref, where(), via)
-            self._refs[id(holder)] = target
-            children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))
-        return children
+        if not any(key in node for key in UNEVALUATED):
+            return []
+        ignored = self.document.ignored_in(holder)
+        written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
+        self._unevaluated[id(holder)] = written
+        return [(value, (path, "/unevaluatedProperties"), via) for value in written]
 
     def _check_cycles(self, reached: dict) -> None:
         """A `$ref` loop that never descends into the instance (``{"$ref": "#"}``) cannot be lowered."""
         def edges(node):
-            out = [b for key in _SCHEMA_LISTS for b in node.get(key, ()) if isinstance(b, dict)]
+            out = [b for key in LISTS for b in node.get(key, ()) if isinstance(b, dict)]
             target = self._refs.get(id(node))
             if isinstance(target, dict):
                 out.append(target)
