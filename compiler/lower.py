@@ -27,6 +27,7 @@ from .refs import SchemaDocument, child
 from .unevaluated import Evaluation
 from .scalars import ScalarLowering
 from .shapes import Shapes
+from .strings import LITERAL
 from .validation import Validator
 
 __all__ = ["Lowering", "Options"]
@@ -285,7 +286,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
-        self.lower_chardfa(chardfa.literal_strings(strings), open_, close, literal=True)
+        self.lower_chardfa(chardfa.literal_strings(strings), open_, close, LITERAL)
         self.prog.text(close, b'"', dst)
 
     def literal_value(self, v, src: int, dst: int) -> None:

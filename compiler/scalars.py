@@ -21,7 +21,7 @@ from .refs import child
 from .regex import pattern_dfa, pattern_terms
 from .check import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
-from .strings import PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, split_ascii
+from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
 
 
 NON_INTEGER = r"^-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*$"  # a number whose value is not an integer, without exponent
@@ -90,7 +90,7 @@ class ScalarLowering:
                     dfa = chardfa.intersect(dfa, pattern_dfa(NON_INTEGER, slot.pointer), max_states=NUMBER_STATES)
                 if not dfa.accepting:
                     raise Unsatisfiable(slot.pointer, "no number is left once the excluded values are removed")
-                frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, literal=None))
+                frag = self.shared(key, lambda a, b: self.lower_chardfa(dfa, a, b, BYTES))
         except Unsatisfiable as exc:
             self.never(slot, exc.reason)
             return
@@ -117,7 +117,7 @@ class ScalarLowering:
             if count:
                 self.counted_string(dfa, a, b, open_, close)
             else:
-                self.lower_chardfa(dfa, open_, close, literal=False)
+                self.lower_chardfa(dfa, open_, close, FREE)
         self.prog.text(close, b'"', dst)
 
     def key_language(self, schema, slot) -> CharDFA | None:
@@ -219,32 +219,35 @@ class ScalarLowering:
         (``compiler.counting``): this grammar gives it only the fragments of its call slots."""
         shape = template(dfa)
         prog = self.prog
-        fragments = tuple(self.shared(("scalar", part), lambda x, y, r=part: add_scalar(prog, x, y, r, literal=False))
+        fragments = tuple(self.shared(("scalar", part, False), lambda x, y, r=part: add_scalar(prog, x, y, r, literal=False))
                           for part in shape.slots)
         prog.counted_block(src, CountedBlock(shape, fragments, lo, hi, dfa.start, dst, prog.owner[src]))
 
-    def string_plan(self, scalars: tuple, plans: dict) -> tuple[list, list]:
-        """How a free string writes one scalar of ``scalars``: its raw ASCII byte ranges, and the
-        shared fragments of its escapes and multi-byte forms (split at ASCII, so the big non-ASCII
-        part, the same in almost every set, is built once per schema); memoised in ``plans``."""
+    def string_plan(self, scalars: tuple, plans: dict, literal: bool) -> tuple[list, list]:
+        """How a string writes one scalar of ``scalars``: its raw ASCII byte ranges, and the shared
+        fragments of its other spellings (split at ASCII, so the big non-ASCII part, the same in almost
+        every set, is built once per schema; under the literal rules an ASCII part is only its
+        escaped-only scalars, the same for every set of letters); memoised in ``plans``."""
         plan = plans.get(scalars)
         if plan is None:
             prog = self.prog
-            plan = plans[scalars] = (ascii_raw(scalars), [self.shared(("scalar", part), lambda x, y, r=part: add_scalar(
-                prog, x, y, r, literal=False)) for part in split_ascii(scalars)])
+            plan = plans[scalars] = (ascii_raw(scalars), [self.shared(("scalar", part, literal), lambda x, y, r=part: add_scalar(
+                prog, x, y, r, literal=literal)) for part in spelled_parts(scalars, literal)])
         return plan
 
-    def quoted(self, dfa: CharDFA, src: int, dst: int, literal: bool) -> None:
+    def quoted(self, dfa: CharDFA, src: int, dst: int, spelling: str) -> None:
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
-        self.lower_chardfa(dfa, open_, close, literal)
+        self.lower_chardfa(dfa, open_, close, spelling)
         self.prog.text(close, b'"', dst)
 
     def free_string(self, src: int, dst: int) -> None:
-        self.quoted(chardfa.any_string(), src, dst, literal=False)
+        self.quoted(chardfa.any_string(), src, dst, FREE)
 
-    def lower_chardfa(self, dfa: CharDFA, src: int, dst: int, literal: bool | None) -> None:
-        """Scalar automaton to bytes: ``literal=None`` means ASCII only, scalars are bytes as they are."""
+    def lower_chardfa(self, dfa: CharDFA, src: int, dst: int, spelling: str) -> None:
+        """Scalar automaton to bytes, each scalar spelled as ``spelling`` says: ``BYTES`` (ASCII only,
+        scalars are bytes as they are), ``LITERAL`` (a literal's scalars, their few other spellings
+        inline), ``KEY`` (the literal rules over sets of scalars: keys beyond the names) or ``FREE``."""
         prog = self.prog
         states = prog.new_states(prog.owner[src], dfa.size)
         prog.epsilon(src, states[dfa.start])
@@ -256,20 +259,20 @@ class ScalarLowering:
             edges, calls = prog.edges[a], prog.calls[a]
             for t, rest in by_target(row):
                 b = states[t]
-                if literal is None:
+                if spelling is BYTES:
                     edges += [(lo, hi, b) for lo, hi in rest]
                     continue
-                if literal:  # one scalar: its few other spellings inline
+                if spelling is LITERAL:  # one scalar: its few other spellings inline
                     edges += [(lo, hi, b) for lo, hi in ascii_raw(rest)]
                     add_scalar(prog, a, b, rest, literal=True)
                     continue
-                plan = self.string_plan(rest, plans)
+                plan = self.string_plan(rest, plans, spelling is KEY)
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
-        forever = literal is False and 2 <= dfa.size <= FOREVER_MAX
+        forever = spelling in (KEY, FREE) and 2 <= dfa.size <= FOREVER_MAX
         if dfa.size < BLOCK_MIN and not forever:
             return
-        finishing = dfa.finishing(None if literal is None else SURROGATES)
+        finishing = dfa.finishing(None if spelling is BYTES else SURROGATES)
         if dfa.size >= BLOCK_MIN and len(finishing) == dfa.size:
             prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
         if forever:

@@ -134,6 +134,9 @@ def _subtract_points(ranges, points):
 
 
 BACKSLASH, QUOTE, LETTER_U = 0x5C, 0x22, 0x75  # noqa: E702
+ESCAPED_ONLY = ((0, 0x1F), (QUOTE, QUOTE), (BACKSLASH, BACKSLASH))  # the ASCII a literal never writes raw
+# how a scalar automaton's scalars are spelled (``ScalarLowering.lower_chardfa``)
+BYTES, LITERAL, KEY, FREE = "bytes", "literal", "key", "free"
 StepPath = list[list[tuple[int, int]]]  # each step: alternative byte ranges
 
 
@@ -142,6 +145,18 @@ def split_ascii(ranges: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, in
     """``ranges`` cut into its ASCII part and the rest (each non-empty part once)."""
     parts = [tuple(_intersect(ranges, 0, 0x7F)), tuple(_intersect(ranges, 0x80, 0x10FFFF))]
     return [p for p in parts if p]
+
+
+@lru_cache(maxsize=8192)
+def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> list[tuple[tuple[int, int], ...]]:
+    """The parts of ``ranges`` whose spellings other than one raw ASCII byte are written as shared
+    fragments: its ASCII part and the rest; under the literal rules plain ASCII is raw only, so the
+    ASCII part is only its escaped-only scalars (the same for every set of letters)."""
+    parts = split_ascii(ranges)
+    if literal and parts and parts[0][0][0] <= 0x7F:
+        ascii_part = tuple(r for lo, hi in ESCAPED_ONLY for r in _intersect(parts[0], lo, hi))
+        parts = ([ascii_part] if ascii_part else []) + parts[1:]
+    return parts
 
 
 @lru_cache(maxsize=8192)

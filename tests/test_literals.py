@@ -133,6 +133,23 @@ def test_property_names_follow_the_literal_rules():
     assert not g.accepts('{"\\u0063itt\\u00e0":null}')
 
 
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"città": {"type": "null"}}},  # additional keys
+    {"type": "object", "patternProperties": {"^[a-z\u00e0-\u00ff]+$": {"type": "null"}}, "additionalProperties": False},
+    {"type": "object", "propertyNames": {"maxLength": 5}},
+])
+def test_keys_beyond_the_names_follow_the_literal_rules(schema):
+    """Every key is spelled by the literal rules, named or not: plain ASCII raw only, the rest raw or escaped."""
+    g = constrain.compile(schema, whitespace="compact")
+    for key in ["ab", "\\u00e0b", "\u00e0b", "\\u00E0b"]:
+        assert g.accepts('{"%s":null}' % key), key
+    for key in ["\\u0061b", "a\\u0062", "\\/b"]:
+        assert not g.accepts('{"%s":null}' % key), key
+    if "patternProperties" not in schema:
+        assert g.accepts('{"a\\nb":null}') and g.accepts('{"a\\u000Ab":null}') and g.accepts('{"\\"\\\\":null}')
+        assert g.accepts('{"\\ud83d\\ude00":null}') and g.accepts('{"\U0001F600":null}')
+
+
 def test_enum_of_many_strings_shares_prefixes():
     """A large enum compiles and matches exactly its members."""
     values = [f"item-{i:05d}" for i in range(5000)]
