@@ -39,6 +39,7 @@ class CharDFA:
     edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
     accepting: set[int] = field(default_factory=set)
     derived: dict = field(default_factory=dict, compare=False, repr=False)
+    total: bool = False  # every state reads every scalar and can reach acceptance (see other_strings)
 
     @property
     def size(self) -> int:
@@ -67,6 +68,8 @@ class CharDFA:
     def finishing(self, unwritable: tuple[int, int] | None = None) -> frozenset[int]:
         """The states that can reach acceptance, along edges holding a scalar outside ``unwritable``
         (kept in ``derived``: automata cached per process are lowered by many compiles)."""
+        if self.total:
+            return frozenset(range(len(self.edges)))
         return self._kept(("finishing", unwritable), self._finishing)
 
     def _finishing(self, unwritable) -> frozenset[int]:
@@ -89,6 +92,8 @@ class CharDFA:
     def closed_under(self, ranges: tuple[tuple[int, int], ...]) -> frozenset[int]:
         """The greatest set of states that read every scalar of ``ranges`` (sorted, disjoint) and
         stay in the set doing so: from them, any text of those scalars is read, however long."""
+        if self.total:
+            return frozenset(range(len(self.edges)))
         return self._kept(("closed_under", ranges), self._closed_under)
 
     def _kept(self, key: tuple, make):
@@ -186,8 +191,13 @@ def _complete(dfa: CharDFA) -> CharDFA:
 
 @lru_cache(maxsize=2048)
 def other_strings(names: frozenset) -> CharDFA:
-    """Every string but ``names`` (an object's additional keys): made once per process per name set."""
-    return complement(literal_strings(sorted(names)))
+    """Every string but ``names`` (an object's additional keys), made once per process per name set:
+    the names' trie made complete (what no name goes on with leads to a state accepting anything),
+    every state accepting but the names' ends. So it is ``total``: no search needs to find that."""
+    dfa = _complete(literal_strings(sorted(names)))
+    dfa.accepting = set(range(dfa.size)) - dfa.accepting
+    dfa.total = True
+    return dfa
 
 
 def complement(dfa: CharDFA) -> CharDFA:

@@ -284,6 +284,9 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     def literal_string(self, strings, src: int, dst: int) -> None:
         """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
+        if len(strings) == 1 and _plain_ascii(strings[0]):  # raw only: one spelling, its bytes
+            self.prog.text(src, b'"' + strings[0].encode() + b'"', dst)
+            return
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
         self.lower_chardfa(chardfa.literal_strings(strings), open_, close, LITERAL)
@@ -385,3 +388,8 @@ def _plain_schema(rules: dict) -> dict:
     if extra:
         out["allOf"] = extra
     return out
+
+
+def _plain_ascii(text: str) -> bool:
+    """Whether every scalar of ``text`` is ASCII that the literal rules write raw only."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
