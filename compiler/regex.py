@@ -25,11 +25,11 @@ Python) is refused.
 
 from __future__ import annotations
 
-import array
 import bisect
 import functools
 import re
-import sys
+
+import numpy as np
 
 from compiler.chardfa import MAX_SCALAR, CharDFA
 from compiler.errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
@@ -89,32 +89,41 @@ def _union(a: Ranges, b: Ranges) -> Ranges:
     return normalize(a + b)
 
 
-def _intersection(a: Ranges, b: Ranges) -> Ranges:
-    return complement(complement(a) + complement(b))
+@functools.lru_cache(maxsize=None)
+def _class_escape(dialect: str, name: str, negated: bool) -> Ranges:
+    """A class escape's scalars: the narrow reading where a scalar must match it, the wide one inside
+    a negated class. For "portable", narrow = ECMA ∩ Python and wide = ECMA ∪ Python, so the pattern
+    accepts only strings both engines accept (python-jsonschema uses ``re``); "either" the other way
+    round, a superset of both readings (for ``not``). Python's whole class is asked of ``re`` only
+    where a reading needs it (``\\D`` narrow, ``\\d`` wide): ``\\d``, ``\\w`` and ``\\s`` as written
+    need only ECMA's few scalars checked."""
+    if dialect == "ecma":
+        return _ECMA_ESCAPES[name]
+    if dialect == "either":
+        return _class_escape("portable", name, not negated)
+    if dialect != "portable":
+        raise ValueError(f"unknown regex dialect {dialect!r}")
+    low = name.lower()
+    ecma = _ECMA_ESCAPES[low]
+    if (name == low) != negated:  # \d narrow: ECMA ∩ Python; \D wide: the complement of that
+        both = _python_keeps(low, ecma)
+        return both if name == low else complement(both)
+    either = _union(ecma, _python_class(low))  # \d wide: ECMA ∪ Python; \D narrow: its complement
+    return either if name == low else complement(either)
+
+
+def _python_keeps(name: str, ranges: Ranges) -> Ranges:
+    """The scalars of ``ranges`` (a few) that Python's ``\\name`` matches."""
+    escape = re.compile(f"\\{name}")
+    return normalize((c, c) for lo, hi in ranges for c in range(lo, hi + 1) if escape.fullmatch(chr(c)))
 
 
 @functools.lru_cache(maxsize=None)
-def _class_escapes(dialect: str) -> tuple[dict[str, Ranges], dict[str, Ranges]]:
-    """(narrow, wide) meaning of each class escape: narrow is used where a scalar must match it,
-    wide inside a negated class. For "portable", narrow = ECMA ∩ Python and wide = ECMA ∪ Python,
-    so the pattern accepts only strings both engines accept (python-jsonschema uses ``re``)."""
-    if dialect == "ecma":
-        return _ECMA_ESCAPES, _ECMA_ESCAPES
-    if dialect == "either":  # the other way round: a superset of both readings, for ``not``
-        narrow, wide = _class_escapes("portable")
-        return wide, narrow
-    if dialect != "portable":
-        raise ValueError(f"unknown regex dialect {dialect!r}")
-    # every code point, index = code point, and let `re` itself say what its classes contain
-    codec = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
-    every = array.array("I", range(MAX_SCALAR + 1)).tobytes().decode(codec, "surrogatepass")
-    python: dict[str, Ranges] = {}
-    for name in "dws":
-        runs = normalize((m.start(), m.end() - 1) for m in re.finditer(f"\\{name}+", every))
-        python[name], python[name.upper()] = runs, complement(runs)
-    narrow = {k: _intersection(v, python[k]) for k, v in _ECMA_ESCAPES.items()}
-    wide = {k: _union(v, python[k]) for k, v in _ECMA_ESCAPES.items()}
-    return narrow, wide
+def _python_class(name: str) -> Ranges:
+    """Every scalar Python's ``\\name`` matches, asked of ``re`` itself over every code point (tens of
+    milliseconds, once per process and class)."""
+    every = np.arange(MAX_SCALAR + 1, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    return normalize((m.start(), m.end() - 1) for m in re.finditer(f"\\{name}+", every))
 
 
 class _Refusal(Exception):
@@ -149,10 +158,8 @@ class _Parser:
         self.dialect, self.ignore_case = dialect, ignore_case
 
     def escape_class(self, c: str, negated: bool = False) -> Ranges:
-        """A class escape's scalars (the wide reading inside a negated class); a dialect's tables
-        are built only when a pattern meets one (the portable ones ask ``re`` about every scalar)."""
-        narrow, wide = _class_escapes(self.dialect)
-        return (wide if negated else narrow)[c]
+        """A class escape's scalars (the wide reading inside a negated class)."""
+        return _class_escape(self.dialect, c, negated)
 
     def literal(self, ranges) -> Ranges:
         """``ranges`` with their ASCII letters in both cases under ``ignore_case`` (JavaScript's
