@@ -338,16 +338,16 @@ class ContainerLowering:
         elif mode == "flexible":
             loop = self.state(src)
             self.prog.epsilon(src, loop)
-            for b in WHITESPACE:
-                self.prog.byte(loop, b, b, loop)
+            for lo, hi in WHITESPACE:
+                self.prog.byte(loop, lo, hi, loop)
             self.prog.epsilon(loop, dst)
         else:
             cur = src
             for _ in range(self.options.max_whitespace):
                 self.prog.epsilon(cur, dst)
                 nxt = self.state(src)
-                for b in WHITESPACE:
-                    self.prog.byte(cur, b, b, nxt)
+                for lo, hi in WHITESPACE:
+                    self.prog.byte(cur, lo, hi, nxt)
                 cur = nxt
             self.prog.epsilon(cur, dst)
 

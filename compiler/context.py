@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .errors import SchemaTooComplex, describe_pointer
 from .refs import child
 
-WHITESPACE = (0x20, 0x09, 0x0A, 0x0D)
+WHITESPACE = ((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20))  # JSON's whitespace bytes, as ranges
 REGEX_DIALECT = {"portable": "portable", "spec": "ecma"}  # Options.dialect -> compiler.regex's dialect
 
 
