@@ -69,10 +69,7 @@ class ContainerLowering:
             if len(also) > 1:  # the item meets each set of them (an item may meet several)
                 cases = [(functools.reduce(both, [c for i, c in enumerate(also) if found >> i & 1], schema), found)
                          for found in range(top + 1)]
-            starts = []  # past the separator, one per count of matches
-            for here in row:
-                starts.append(self.state(src))
-                (self.comma if n else self.ws)(here, starts[-1])
+            starts = [self.separated(here, n) for here in row]  # past the separator, one per count of matches
             for sub, step in cases:
                 if sub is False:
                     continue
@@ -230,7 +227,8 @@ class ContainerLowering:
         self.prog.text(src, b"{", grid[0, 0, 0])
         closing, end = self.state(src), self.state(src)
         self.ws(closing, end)
-        separators = [self.shared(("separator", count), lambda a, b, k=count: self.separator(a, b, k)) for count in (0, 1)]
+        separators = [self.shared(("separator", count), lambda a, b, k=count: self.prog.epsilon(self.separated(a, k), b))
+                      for count in (0, 1)]
         for (seen, c, f), here in grid.items():
             if c >= lo and seen & required == required and f == full:
                 self.prog.epsilon(here, closing)
@@ -262,16 +260,13 @@ class ContainerLowering:
         """A fragment for one ``"key": value`` pair, shared by every count state that emits it."""
         frag = self.prog.new_fragment(counted=False)
         f = self.prog.fragments[frag]
-        key_end, val = self.prog.new_state(frag), self.prog.new_state(frag)
+        key_end = self.prog.new_state(frag)
         key(f.start, key_end)
-        self.colon(key_end, val)
-        self.call(sub, where, val, f.final)
+        self.call(sub, where, self.punct_to(key_end, b":"), f.final)
         return frag
 
     def next_member(self, src: int, count: int, member: int, dst: int) -> None:
-        start = self.state(src)
-        self.separator(src, start, count)
-        self.prog.call(start, member, dst)
+        self.prog.call(self.separated(src, count), member, dst)
 
     def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None):
         """(key fragment, value schema, slot, whose witness it may be as a bit mask) for keys beyond the names.
@@ -338,8 +333,7 @@ class ContainerLowering:
         elif mode == "flexible":
             loop = self.state(src)
             self.prog.epsilon(src, loop)
-            for lo, hi in WHITESPACE:
-                self.prog.byte(loop, lo, hi, loop)
+            self._ws_loop(loop)
             self.prog.epsilon(loop, dst)
         else:
             cur = src
@@ -351,21 +345,31 @@ class ContainerLowering:
                 cur = nxt
             self.prog.epsilon(cur, dst)
 
-    def punct(self, src: int, char: bytes, dst: int) -> None:
-        a, b = self.state(src), self.state(src)
-        self.ws(src, a)
-        self.prog.text(a, char, b)
-        self.ws(b, dst)
+    def _ws_loop(self, state: int) -> None:
+        for lo, hi in WHITESPACE:
+            self.prog.byte(state, lo, hi, state)
 
-    def comma(self, src: int, dst: int) -> None:
-        self.punct(src, b",", dst)
-
-    def colon(self, src: int, dst: int) -> None:
-        self.punct(src, b":", dst)
-
-    def separator(self, src: int, dst: int, count: int) -> None:
-        """Before a member: whitespace after ``{``, or a comma after an earlier member."""
-        if count:
-            self.comma(src, dst)
+    def spaced(self, src: int) -> int:
+        """A new state reached from ``src`` over whitespace (in flexible mode the new state loops on
+        it itself: a state and two epsilon moves fewer than ``ws`` into it)."""
+        dst = self.state(src)
+        if self.options.whitespace == "flexible":
+            self.prog.epsilon(src, dst)
+            self._ws_loop(dst)
         else:
             self.ws(src, dst)
+        return dst
+
+    def punct_to(self, src: int, char: bytes) -> int:
+        """A new state past ``char`` read from ``src``, with whitespace on both sides of it."""
+        before, after = self.spaced(src), self.state(src)
+        self.prog.text(before, char, after)
+        if self.options.whitespace == "flexible":
+            self._ws_loop(after)  # new, and entered by ``char`` alone
+            return after
+        return self.spaced(after)
+
+    def separated(self, src: int, count: int) -> int:
+        """A new state past what comes before an item or member: whitespace after the opening
+        bracket (``count`` 0), else a comma with whitespace around it."""
+        return self.punct_to(src, b",") if count else self.spaced(src)

@@ -304,10 +304,9 @@ class Lowering(ScalarLowering, ContainerLowering):
             self.sequence([v_ for v_ in v], b"[", b"]", src, dst, lambda item, a, b: self.literal_value(item, a, b))
         elif isinstance(v, dict):
             def member(kv, a, b):
-                key_end, val_start = self.state(a), self.state(a)
+                key_end = self.state(a)
                 self.literal_string([kv[0]], a, key_end)
-                self.colon(key_end, val_start)
-                self.literal_value(kv[1], val_start, b)
+                self.literal_value(kv[1], self.punct_to(key_end, b":"), b)
             self.sequence(list(v.items()), b"{", b"}", src, dst, member)
         else:
             raise InvalidSchema(self._slot.pointer, f"enum value {v!r} is not JSON", self._slot.via)
@@ -317,11 +316,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         cur = self.state(src)
         self.prog.text(src, open_, cur)
         for i, item in enumerate(items):
-            start = self.state(src)
-            if i:
-                self.comma(cur, start)
-            else:
-                self.ws(cur, start)
+            start = self.separated(cur, i)
             cur = self.state(src)
             emit(item, start, cur)
         end = self.state(src)
