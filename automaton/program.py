@@ -57,6 +57,15 @@ class Program:
         self._live: list[bytearray] | None = None
 
     # -- building ---------------------------------------------------------------------------
+    def include(self, base: Program) -> None:
+        """Start with ``base``'s states and fragments, numbered as there (on an empty program): a
+        prelude written once per process, whose rows (tuples) every program including it shares."""
+        assert not self.edges, "include() starts a program"
+        self.edges, self.eps, self.calls = list(base.edges), list(base.eps), list(base.calls)
+        self.owner = list(base.owner)
+        self.fragments = [Fragment(f.start, f.final, f.counted) for f in base.fragments]
+        self.blocks = list(base.blocks)
+
     def new_state(self, fragment: int) -> int:
         if len(self.edges) + self._counted_states >= self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")

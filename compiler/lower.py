@@ -26,6 +26,7 @@ from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
 from .unevaluated import Evaluation
 from .scalars import ScalarLowering
+from .prelude import prelude
 from .shapes import Shapes
 from .strings import LITERAL
 from .validation import Validator
@@ -38,13 +39,15 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.doc = document
         self.options = options
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
+        base, prelude_keys = prelude()
+        self.prog.include(base)
         self.warnings: list[str] = []
         self.reasons: list[tuple[Slot, str]] = []  # why parts of the schema can never match
         self._fragments: dict[object, int] = {}
         self._keep: dict[int, object] = {}  # schemas known by id, kept alive so their ids stay unique
         self._members: dict[tuple, int] = {}  # (name, value schema key) -> member fragment
         self._queue: list[tuple[int, object, Slot]] = []
-        self._shared: dict[object, int] = {}
+        self._shared: dict[object, int] = dict(prelude_keys)
         self._shapes = Shapes()
         self._regions: dict[object, list] = {}
         self._deadline = time.monotonic() + options.max_seconds

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import constrain
+from compiler.prelude import prelude
 
 # scalars that exercise every way of writing one: ASCII, two- to four-byte UTF-8, characters that
 # must be escaped, and (in ``spell``) escapes of scalars that need none
@@ -48,7 +49,8 @@ def test_a_long_max_length_is_a_small_program(bound):
 def test_a_pattern_of_one_repeated_class_is_counted():
     """``^C{m,n}$`` is the class and a count, however large ``n`` (no longer unrolled by the regex NFA)."""
     program = compiled({"type": "string", "pattern": "^[a-z0-9_]{1,400000}$"}).program
-    assert program.written < 100 and [(block.lo, block.hi) for block in program.counted] == [(1, 400_000)]
+    own = program.written - prelude()[0].written  # the states written for this schema
+    assert own < 100 and [(block.lo, block.hi) for block in program.counted] == [(1, 400_000)]
 
 
 def test_hostname_is_counted():
@@ -174,3 +176,18 @@ def test_a_pickled_grammar_needs_nothing_of_the_process_that_compiled_it(tmp_pat
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "g.pickle")], capture_output=True, text=True,
                          check=True, cwd=str(tmp_path), env={"PYTHONPATH": ":".join(sys.path)})
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_grammars_share_the_prelude_of_common_scalar_spellings():
+    """The scalar tries every grammar may call are written once per process: two grammars hold the
+    same row objects for them, and a free string's spellings go through them (escapes, UTF-8)."""
+    base = prelude()[0]
+    a = compiled({"type": "object", "properties": {"x": {"type": "string"}}}).program
+    b = compiled({"type": "array", "items": {"type": "string", "maxLength": 3}}).program
+    assert base.written > 50
+    assert all(a.edges[s] is b.edges[s] is base.edges[s] for s in range(base.written))
+    grammar = compiled({"type": "string", "maxLength": 3})
+    for text in ['"\\u00e9\\u00C9\\/"', '"\u00e9\U0001F600\\ud83d\\ude00"', '"\\n\\"\\\\"']:
+        assert grammar.accepts(text), text
+    for text in ['"\\ud83d"', '"abcd"', '"\\u00g0"']:
+        assert not grammar.accepts(text), text
