@@ -22,9 +22,6 @@ from dataclasses import dataclass
 from .counted import CountedBlock, Rows
 
 
-TEXT_BLOCK = 3  # inner states from which a fixed byte string is settled as a block (``text``)
-
-
 class ProgramTooLarge(Exception):
     """Raised by ``new_state`` when the state budget is spent; the compiler words it for the user."""
 
@@ -102,21 +99,14 @@ class Program:
         self.edges[src].append((lo, hi, dst))
 
     def text(self, src: int, data: bytes, dst: int) -> None:
-        """A fixed byte string from ``src`` to ``dst``; a long one's inner states finish when ``dst``
-        does (a key's letters: a fifth of a median program), so liveness skips them."""
+        """A fixed byte string from ``src`` to ``dst``."""
+        frag = self.owner[src]
+        for i, b in enumerate(data):
+            nxt = dst if i == len(data) - 1 else self.new_state(frag)
+            self.edges[src].append((b, b, nxt))
+            src = nxt
         if not data:
             self.eps[src].append(dst)
-            return
-        if len(data) == 1:
-            self.edges[src].append((data[0], data[0], dst))
-            return
-        inner = self.new_states(self.owner[src], len(data) - 1)
-        path = [src, *inner, dst]
-        edges = self.edges
-        for i, b in enumerate(data):
-            edges[path[i]].append((b, b, path[i + 1]))
-        if len(inner) >= TEXT_BLOCK:
-            self.finishes_like(inner, dst)
 
     def epsilon(self, src: int, dst: int) -> None:
         self.eps[src].append(dst)
