@@ -1,7 +1,7 @@
 """The fragments every grammar may call, written once per process: the spellings of the scalar sets
 that recur in almost every schema (a free string's non-ASCII and ASCII scalars, a literal's
-escaped-only ASCII). Each is a trie of raw UTF-8 and ``\\uXXXX`` forms, about 150 states in all:
-written per grammar they were a third of a median program. A new program starts with their rows
+escaped-only ASCII). Each is a trie of raw UTF-8 and ``\\uXXXX`` forms, about 100 states in all:
+written per grammar they were a quarter of a median program. A new program starts with their rows
 (tuples, shared by reference) and the lowering's ``shared`` finds them by key.
 """
 
