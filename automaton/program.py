@@ -55,6 +55,7 @@ class Program:
         self._entries: list[tuple[int, CountedBlock]] = []
         self._counted_states = 0
         self._live: list[bytearray] | None = None
+        self.included = 0  # states taken from a prelude (``include``), numbered first
 
     # -- building ---------------------------------------------------------------------------
     def include(self, base: Program) -> None:
@@ -65,6 +66,7 @@ class Program:
         self.owner = list(base.owner)
         self.fragments = [Fragment(f.start, f.final, f.counted) for f in base.fragments]
         self.blocks = list(base.blocks)
+        self.included = len(base.owner)
 
     def new_state(self, fragment: int) -> int:
         if len(self.edges) + self._counted_states >= self.max_states:

@@ -35,12 +35,14 @@ __all__ = ["Lowering", "Options"]
 
 
 class Lowering(ScalarLowering, ContainerLowering):
-    def __init__(self, document: SchemaDocument, options: Options):
+    def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
         self.doc = document
         self.options = options
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
-        base, prelude_keys = prelude()
-        self.prog.include(base)
+        prelude_keys: dict = {}
+        if with_prelude:  # the fragments every grammar may call, lowered once per process (``prelude.py``)
+            base, prelude_keys = prelude(options.whitespace, options.max_whitespace, options.dialect)
+            self.prog.include(base)
         self.warnings: list[str] = []
         self.reasons: list[tuple[Slot, str]] = []  # why parts of the schema can never match
         self._fragments: dict[object, int] = {}

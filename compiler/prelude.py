@@ -1,16 +1,19 @@
-"""The fragments every grammar may call, written once per process: the spellings of the scalar sets
-that recur in almost every schema (a free string's non-ASCII and ASCII scalars, a literal's
-escaped-only ASCII). Each is a trie of raw UTF-8 and ``\\uXXXX`` forms, about 100 states in all:
-written per grammar they were a quarter of a median program. A new program starts with their rows
-(tuples, shared by reference) and the lowering's ``shared`` finds them by key.
+"""The fragments every grammar may call, lowered once per process and set of options: the spellings
+of the scalar sets that recur in almost every schema (a free string's non-ASCII and ASCII scalars,
+a literal's escaped-only ASCII: tries of raw UTF-8 and ``\\uXXXX`` forms), a free string, and any
+JSON value (what an absent ``additionalProperties`` lets in, so most objects call it). Written per
+grammar they were a third of a median program; a new program now starts with their rows (tuples,
+shared by reference) and the lowering's ``shared`` finds them by key.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 from automaton.program import Program
 
+from .context import Options
+from .refs import SchemaDocument
 from .strings import ESCAPED_ONLY, add_scalar
 
 NON_ASCII = ((0x80, 0x10FFFF),)
@@ -22,15 +25,20 @@ _PARTS = (((("scalar", NON_ASCII, False), ("scalar", NON_ASCII, True)), NON_ASCI
           ((("scalar", ESCAPED_ONLY, True),), ESCAPED_ONLY, True))
 
 
-@cache
-def prelude() -> tuple[Program, dict]:
-    """The prelude program (rows frozen into tuples) and its fragments by ``shared`` key."""
-    prog = Program()
-    keys = {}
+@lru_cache(maxsize=16)
+def prelude(whitespace: str, max_whitespace: int, dialect: str) -> tuple[Program, dict]:
+    """The prelude program for these options (what the fragments depend on; rows frozen into
+    tuples) and its fragments by ``shared`` key."""
+    from .lower import Lowering  # the prelude is lowered as a schema's parts are
+
+    lowering = Lowering(SchemaDocument(True), Options(whitespace=whitespace, max_whitespace=max_whitespace,
+                                                      dialect=dialect), with_prelude=False)
+    lowering.complement = None  # a bound method of the lowering: a cycle, as in ``Lowering.compile``
+    prog = lowering.prog
     for names, scalars, literal in _PARTS:
-        frag = prog.new_fragment()
-        f = prog.fragments[frag]
-        add_scalar(prog, f.start, f.final, scalars, literal=literal)
-        keys.update(dict.fromkeys(names, frag))
+        frag = lowering.shared(names[0], lambda a, b, r=scalars, lit=literal: add_scalar(prog, a, b, r, literal=lit))
+        lowering._shared.update(dict.fromkeys(names, frag))
+    lowering.shared("string", lowering.free_string)
+    lowering.shared("any", lowering._build_any)
     prog.edges, prog.eps, prog.calls = ([tuple(row) for row in rows] for rows in (prog.edges, prog.eps, prog.calls))
-    return prog, keys
+    return prog, dict(lowering._shared)
