@@ -78,7 +78,7 @@ MUTATIONS = [
     ("surrogates allowed (raw and escaped)", "compiler/strings.py",
      "ranges = list(_without_surrogates(ranges))", "ranges = list(ranges)"),
     ("keys beyond the names spelled as free strings", "compiler/scalars.py",
-     "plan = self.string_plan(rest, plans, spelling is KEY)", "plan = self.string_plan(rest, plans, False)"),
+     "plan = self.string_plan(rest, plans, spelling == KEY)", "plan = self.string_plan(rest, plans, False)"),
     ("any-root default changed to objects", "compiler/lower.py",
      'types = set(TYPES) - {"integer"}', 'types = {"object"}'),
     ("any value without null", "compiler/containers.py",

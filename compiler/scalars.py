@@ -259,20 +259,20 @@ class ScalarLowering:
             edges, calls = prog.edges[a], prog.calls[a]
             for t, rest in by_target(row):
                 b = states[t]
-                if spelling is BYTES:
+                if spelling == BYTES:
                     edges += [(lo, hi, b) for lo, hi in rest]
                     continue
-                if spelling is LITERAL:  # one scalar: its few other spellings inline
+                if spelling == LITERAL:  # one scalar: its few other spellings inline
                     edges += [(lo, hi, b) for lo, hi in ascii_raw(rest)]
                     add_scalar(prog, a, b, rest, literal=True)
                     continue
-                plan = self.string_plan(rest, plans, spelling is KEY)
+                plan = self.string_plan(rest, plans, spelling == KEY)
                 edges += [(lo, hi, b) for lo, hi in plan[0]]
                 calls += [(frag, b) for frag in plan[1]]
         forever = spelling in (KEY, FREE) and 2 <= dfa.size <= FOREVER_MAX
         if dfa.size < BLOCK_MIN and not forever:
             return
-        finishing = dfa.finishing(None if spelling is BYTES else SURROGATES)
+        finishing = dfa.finishing(None if spelling == BYTES else SURROGATES)
         if dfa.size >= BLOCK_MIN and len(finishing) == dfa.size:
             prog.finishes_like(states, dst)  # each state can finish, and then goes on from dst
         if forever:
