@@ -319,7 +319,10 @@ class ContainerLowering:
 
     def any_value(self, src: int, dst: int) -> None:
         """Any JSON value: a shared recursive fragment (its nesting counts against ``max_depth``)."""
-        self.prog.call(src, self.shared("any", self._build_any), dst)
+        self.prog.call(src, self.any_fragment(), dst)
+
+    def any_fragment(self) -> int:
+        return self.shared("any", self._build_any)
 
     def _build_any(self, src: int, dst: int) -> None:
         for kind in ("null", "boolean", "number", "string", "array"):

@@ -28,7 +28,7 @@ from .unevaluated import Evaluation
 from .scalars import ScalarLowering
 from .prelude import prelude
 from .shapes import Shapes
-from .strings import LITERAL
+from .strings import LITERAL, raw_only
 from .validation import Validator
 
 __all__ = ["Lowering", "Options"]
@@ -289,7 +289,7 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     def literal_string(self, strings, src: int, dst: int) -> None:
         """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
-        if len(strings) == 1 and _plain_ascii(strings[0]):  # raw only: one spelling, its bytes
+        if len(strings) == 1 and raw_only(strings[0]):  # raw only: one spelling, its bytes
             self.prog.text(src, b'"' + strings[0].encode() + b'"', dst)
             return
         open_, close = self.state(src), self.state(src)
@@ -388,8 +388,3 @@ def _plain_schema(rules: dict) -> dict:
     if extra:
         out["allOf"] = extra
     return out
-
-
-def _plain_ascii(text: str) -> bool:
-    """Whether every scalar of ``text`` is ASCII that the literal rules write raw only."""
-    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text

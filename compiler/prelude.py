@@ -14,15 +14,12 @@ from automaton.program import Program
 
 from .context import Options
 from .refs import SchemaDocument
-from .strings import ESCAPED_ONLY, add_scalar
+from .strings import ESCAPED_ONLY
 
 NON_ASCII = ((0x80, 0x10FFFF),)
 ASCII = ((0, 0x7F),)
-# (lowering's ``shared`` keys, the scalars, the literal rules?): a non-ASCII scalar is spelled
-# alike under both rules, so both keys name one fragment
-_PARTS = (((("scalar", NON_ASCII, False), ("scalar", NON_ASCII, True)), NON_ASCII, False),
-          ((("scalar", ASCII, False),), ASCII, False),
-          ((("scalar", ESCAPED_ONLY, True),), ESCAPED_ONLY, True))
+# the scalar sets of those spellings, and whether under the literal rules
+_SCALARS = ((NON_ASCII, False), (ASCII, False), (ESCAPED_ONLY, True))
 
 
 @lru_cache(maxsize=16)
@@ -34,11 +31,10 @@ def prelude(whitespace: str, max_whitespace: int, dialect: str) -> tuple[Program
     lowering = Lowering(SchemaDocument(True), Options(whitespace=whitespace, max_whitespace=max_whitespace,
                                                       dialect=dialect), with_prelude=False)
     lowering.complement = None  # a bound method of the lowering: a cycle, as in ``Lowering.compile``
-    prog = lowering.prog
-    for names, scalars, literal in _PARTS:
-        frag = lowering.shared(names[0], lambda a, b, r=scalars, lit=literal: add_scalar(prog, a, b, r, literal=lit))
-        lowering._shared.update(dict.fromkeys(names, frag))
+    for scalars, literal in _SCALARS:
+        lowering.scalar_fragment(scalars, literal)
     lowering.shared("string", lowering.free_string)
-    lowering.shared("any", lowering._build_any)
+    lowering.any_fragment()
+    prog = lowering.prog
     prog.edges, prog.eps, prog.calls = ([tuple(row) for row in rows] for rows in (prog.edges, prog.eps, prog.calls))
     return prog, dict(lowering._shared)

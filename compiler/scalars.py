@@ -219,8 +219,7 @@ class ScalarLowering:
         (``compiler.counting``): this grammar gives it only the fragments of its call slots."""
         shape = template(dfa)
         prog = self.prog
-        fragments = tuple(self.shared(("scalar", part, False), lambda x, y, r=part: add_scalar(prog, x, y, r, literal=False))
-                          for part in shape.slots)
+        fragments = tuple(self.scalar_fragment(part, False) for part in shape.slots)
         prog.counted_block(src, CountedBlock(shape, fragments, lo, hi, dfa.start, dst, prog.owner[src]))
 
     def string_plan(self, scalars: tuple, plans: dict, literal: bool) -> tuple[list, list]:
@@ -230,10 +229,16 @@ class ScalarLowering:
         escaped-only scalars, the same for every set of letters); memoised in ``plans``."""
         plan = plans.get(scalars)
         if plan is None:
-            prog = self.prog
-            plan = plans[scalars] = (ascii_raw(scalars), [self.shared(("scalar", part, literal), lambda x, y, r=part: add_scalar(
-                prog, x, y, r, literal=literal)) for part in spelled_parts(scalars, literal)])
+            plan = plans[scalars] = (ascii_raw(scalars), [self.scalar_fragment(part, literal)
+                                                          for part in spelled_parts(scalars, literal)])
         return plan
+
+    def scalar_fragment(self, scalars: tuple, literal: bool) -> int:
+        """The shared fragment writing one scalar of ``scalars`` in every way but one raw ASCII byte
+        (``add_scalar``); scalars outside ASCII are spelled alike under both rules, so they share one."""
+        literal = literal and scalars[0][0] <= 0x7F
+        prog = self.prog
+        return self.shared(("scalar", scalars, literal), lambda x, y: add_scalar(prog, x, y, scalars, literal=literal))
 
     def quoted(self, dfa: CharDFA, src: int, dst: int, spelling: str) -> None:
         open_, close = self.state(src), self.state(src)

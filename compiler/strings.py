@@ -147,6 +147,11 @@ def split_ascii(ranges: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, in
     return [p for p in parts if p]
 
 
+def raw_only(text: str) -> bool:
+    """Whether the literal rules write every scalar of ``text`` raw only (plain ASCII, none escaped-only)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 @lru_cache(maxsize=8192)
 def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> list[tuple[tuple[int, int], ...]]:
     """The parts of ``ranges`` whose spellings other than one raw ASCII byte are written as shared
