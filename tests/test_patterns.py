@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from compiler.chardfa import CharDFA
@@ -42,9 +42,13 @@ regexes = st.deferred(lambda: st.one_of(
 @settings(max_examples=150, deadline=None)
 @given(regexes, st.lists(st.text(alphabet=ALPHABET, max_size=7), min_size=1, max_size=8))
 def test_matches_like_python_search_with_ecma_classes(pair, texts):
-    """On generated patterns and strings, the DFA agrees with `re.search` on the ECMA-translated pattern."""
+    """On generated patterns and strings, the DFA agrees with `re.search` on the ECMA-translated pattern
+    (a generated pattern past the compile budget is refused as too complex: the bound works, nothing to compare)."""
     ecma, py = pair
-    dfa = pattern_dfa(ecma)
+    try:
+        dfa = pattern_dfa(ecma)
+    except SchemaTooComplex:
+        assume(False)
     compiled = re.compile(py)
     for text in texts:
         assert dfa.matches(text) == bool(compiled.search(text)), (ecma, text)
