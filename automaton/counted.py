@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 
 UNREACHABLE = 1 << 62  # the ``dist`` of a template state that cannot reach acceptance
 Edges = tuple[tuple[int, int, int], ...]
@@ -45,6 +46,11 @@ class Template:
     @property
     def size(self) -> int:
         return len(self.edges)
+
+    @cached_property
+    def farthest(self) -> int:
+        """The greatest finite ``dist``."""
+        return max((d for d in self.dist if d < UNREACHABLE), default=0)
 
 
 @dataclass(eq=False)
@@ -99,6 +105,18 @@ class CountedBlock:
     def eps_of(self, s: int) -> tuple[int, ...]:
         n, q = divmod(s - self.first, self.width)
         return (self.exit,) if self.template.accepting[q] and n >= self.lo else ()
+
+    def representative(self, n: int, reach: int) -> int:
+        """The count standing for ``n`` where only texts of at most ``reach`` scalars are read: far
+        below ``lo``, and from ``lo`` to far below ``hi``, every count opens the exit at the same
+        points of such a text (never, or from its start) and keeps every template state live along
+        it, so one count stands for all of them; near a bound each count is its own."""
+        margin = reach + self.template.farthest + 1
+        if n <= self.lo - margin:
+            return self.lo - margin
+        if n >= self.lo and (self.hi is None or n <= self.hi - margin):
+            return self.lo
+        return n
 
     def live_bytes(self) -> bytes:
         """Per state of the block, whether it can finish, given that the exit can: one row per

@@ -26,6 +26,7 @@ from itertools import compress
 
 import numpy as np
 
+from .counted import block_of
 from .program import Program
 
 DEAD = -1
@@ -93,6 +94,13 @@ class LazyDFA:
         self._slot_of[0] = 0
         self._slots_used = 1
         self._lock = threading.Lock()
+        # mask twins (``mask_state``): per reach of tokens, a kind (1, 2, ...); per state, its kind
+        # (0: an exact state); per kind, stack -> the stack standing for it
+        self._twin_kinds: dict[int, int] = {}
+        self._reach_of_kind: dict[int, int] = {}
+        self._kind = bytearray()
+        self._represented: dict[int, dict[int, int]] = {}
+        self._closed_twins: dict[int, dict] = {}  # per kind, as ``_closed``
         frags = program.fragments
         costly = [f.costs_depth for f in frags]
         # per program state, the written ones then each counted block's (never a fragment's final
@@ -147,7 +155,7 @@ class LazyDFA:
             edges, live = self.program.edges, self.program.live
             moved = [push(parent[c], t) for c in self._kernels[state]
                      for lo, hi, t in edges[top[c]] if lo <= byte <= hi and live(left[c])[t]]
-            sid = self._passed[key] = self._state_after(moved) if moved else DEAD
+            sid = self._passed[key] = self._state_after(moved, self._kind[state]) if moved else DEAD
         return sid
 
     def tops(self, state: int) -> list[tuple[int, int]]:
@@ -155,6 +163,50 @@ class LazyDFA:
         it may still push (what the token index asks of a state)."""
         top, left = self._top, self._left
         return [(top[c], left[c]) for c in self._kernels[state]]
+
+    def mask_state(self, state: int, reach: int) -> int:
+        """The state a token mask of ``state`` is computed from, for tokens of at most ``reach``
+        bytes: itself in a program without counted blocks, else its *mask twin*: the same
+        configurations, each counted frame's count moved to the one standing for it
+        (``CountedBlock.representative``), and rows whose every target is made a twin the same way.
+        Each step keeps the twin equivalent to the exact state for the rest of a token, so a token
+        walked from the twin survives exactly when it does from ``state``; but the twins forget the
+        counts far from their bounds, so a string under ``maxLength: 300`` (whose masks walked
+        ~3,000 states of count and template per token, each count new) reaches a few states per
+        template state, and its masks are shared by every count."""
+        if not self.program.counted:
+            return state
+        with self._lock:
+            kind = self._twin_kinds.get(reach)
+            if kind is None:
+                kind = self._twin_kinds[reach] = len(self._twin_kinds) + 1
+                self._reach_of_kind[kind] = reach
+                self._represented[kind] = {}
+                self._closed_twins[kind] = {}
+            closed = self._kernels[state]
+            return self._intern((ENDS,) + closed if self._accepting[state] else closed, kind)
+
+    def _represent(self, c: int, kind: int) -> int:
+        """Stack ``c`` with each frame in a counted block at its representative count."""
+        memo = self._represented[kind]
+        reach = self._reach_of_kind[kind]
+        path = []
+        x = c
+        while x != EMPTY and x not in memo:
+            path.append(x)
+            x = self._parent[x]
+        base = memo[x] if x != EMPTY else EMPTY
+        program = self.program
+        written, blocks = program.written, program.counted
+        starts = [b.first for b in blocks]
+        for y in reversed(path):
+            top = self._top[y]
+            if top >= written:
+                block = block_of(blocks, starts, top)
+                n, q = divmod(top - block.first, block.width)
+                top = block.first + block.representative(n, reach) * block.width + q
+            base = memo[y] = y if base == self._parent[y] and top == self._top[y] else self._push(base, top)
+        return base
 
     @property
     def num_states(self) -> int:
@@ -321,18 +373,26 @@ class LazyDFA:
                         stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
         return tuple(tails), returns
 
-    def _intern(self, closed: Closed) -> int:
+    def _intern(self, closed: Closed, kind: int = 0) -> int:
+        """The state of a closed set of configurations: an exact one, or (``kind`` > 0) the mask
+        twin of it, its stacks represented first."""
         if not closed:
             return DEAD
+        if kind:
+            ends = closed[0] == ENDS
+            represent = self._represent
+            closed = (-1 - kind, *((ENDS,) if ends else ()), *sorted({represent(c, kind) for c in closed[ends:]}))
         sid = self._ids.get(closed)
         if sid is None:
             if len(self._kernels) >= self.max_states:
                 raise AutomatonTooLarge(f"more than {self.max_states} automaton states reached")
             sid = len(self._kernels)
             self._ids[closed] = sid
-            accepting = closed[0] == ENDS
-            self._kernels.append(closed[1:] if accepting else closed)
+            start = 1 if kind else 0
+            accepting = closed[start] == ENDS
+            self._kernels.append(closed[start + accepting:])
             self._accepting.append(accepting)
+            self._kind.append(kind)
             self._targets.append(None)
             self._picks.append(None)
         return sid
@@ -349,7 +409,7 @@ class LazyDFA:
             if found is None:
                 found = known[c] = moves_of(c)
             if len(found) == 2 and len(kernel) == 1:  # one configuration, one edge (a literal's next byte): most rows
-                sid = self._state_after([found[1]])
+                sid = self._state_after([found[1]], self._kind[state])
                 return ((DEAD,), _NONE_READ) if sid == DEAD else ((DEAD, sid), _range_picks(found[0]))
             pairs = iter(found)
             for key, moved in zip(pairs, pairs):
@@ -369,9 +429,9 @@ class LazyDFA:
         targets = [DEAD]
         index = {DEAD: 0}
         picks = bytearray(256)
-        state_after = self._state_after
+        state_after, kind = self._state_after, self._kind[state]
         for a, b, moved in pieces:
-            sid = state_after(moved)
+            sid = state_after(moved, kind)
             k = index.get(sid)
             if k is None:
                 k = index[sid] = len(targets)
@@ -382,16 +442,17 @@ class LazyDFA:
             return tuple(targets), bytes(picks)
         wide = array("H", bytes(512))  # more distinct successors than a byte can number
         for a, b, moved in pieces:  # each piece's state is known now (``_closed``)
-            wide[a:b] = array("H", [index[state_after(moved)]]) * (b - a)
+            wide[a:b] = array("H", [index[state_after(moved, kind)]]) * (b - a)
         return tuple(targets), wide
 
-    def _state_after(self, moved: list[int]) -> int:
-        """The state that the stacks ``moved`` by one byte close into."""
+    def _state_after(self, moved: list[int], kind: int = 0) -> int:
+        """The state that the stacks ``moved`` by one byte close into (its mask twin for a ``kind``)."""
         # a sorted tuple, not a frozenset: the collector stops tracking tuples of numbers
         key = moved[0] if len(moved) == 1 else tuple(sorted(set(moved)))
-        sid = self._closed.get(key)
+        closed = self._closed_twins[kind] if kind else self._closed
+        sid = closed.get(key)
         if sid is None:
-            sid = self._closed[key] = self._intern(self._closure(key))
+            sid = closed[key] = self._intern(self._closure(key), kind)
         return sid
 
     def _moves_of(self, c: int) -> tuple[int, ...]:

@@ -302,6 +302,9 @@ class TokenIndex:
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._rooms: dict[TextClass, dict[int, int]] = {}  # per text class: state -> ``_best_room``
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
+        # tokens read at most this many bytes: the reach of the states masks are computed from
+        self.reach = max(map(len, filter(None, vocab.token_bytes)), default=0)
+        self._shared: dict[int, int] | None = {} if self.dfa.program.counted else None
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -370,6 +373,16 @@ class TokenIndex:
             reach = self._reach.setdefault(key, TextReach(self.dfa.program, live, text))
         return reach
 
+    def shared_state(self, state: int) -> int:
+        """The state whose mask ``state`` has (``LazyDFA.mask_state``): itself unless the program
+        has counted blocks; then states that differ only in counts far from their bounds share one."""
+        if self._shared is None:
+            return state
+        found = self._shared.get(state)
+        if found is None:
+            found = self._shared[state] = self.dfa.mask_state(state, self.reach)
+        return found
+
     def mask(self, state: int) -> np.ndarray:
         """A read-only bool array over the vocabulary: True where a token may come next."""
         m = self._cache.get(state)
@@ -377,6 +390,9 @@ class TokenIndex:
             return m
         if not 0 <= state < self.dfa.num_states:
             raise ValueError(f"no mask for automaton state {state}: the dead state or no state at all")
+        shared = self.shared_state(state)
+        if shared != state:
+            return self.mask(shared)
         m = np.zeros(self.size, dtype=bool)
         self.tries.allowed(self.dfa, state, self, m)
         if self.dfa.is_accepting(state):

@@ -67,6 +67,17 @@ class Matcher:
             self.wedge(f"{exc}")
             return self.index.eos_only
 
+    def mask_state(self) -> int | None:
+        """The state whose mask ``mask()`` returns (``TokenIndex.shared_state``: counts far from a
+        bound share one); None once only EOS may follow."""
+        if self.wedged or self.finished:
+            return None
+        try:
+            return self.index.shared_state(self.state)
+        except AutomatonTooLarge as exc:
+            self.wedge(f"{exc}")
+            return None
+
     def try_walk(self, token_id: int) -> int:
         """The state after ``token_id`` (``DEAD`` if it cannot be walked), without moving."""
         if self.finished or not 0 <= token_id < self.index.size:

@@ -3,7 +3,7 @@
 A warm token then costs one addition of a ready vector to the scores. Measured on a 2-core CPU
 with SmolLM2's 49,152 tokens: adding a float32 vector in place ~8 µs; a boolean-mask assignment
 ~250 µs; ``full_like`` plus a fancy-index copy ~220 µs. Every processor keeps its vectors here,
-per index, state and logits width (and device and dtype for torch), in one bounded LRU per kind
+per index, state (``TokenIndex.shared_state``: counts far from a bound share one) and logits width (and device and dtype for torch), in one bounded LRU per kind
 shared by every processor of the process (a processor per request finds its vectors ready), so a
 model's padded vocabulary (logits wider than the tokenizer) is masked too.
 """
@@ -46,7 +46,7 @@ class Biases:
         self._lock = threading.Lock()
 
     def get(self, matcher, width: int, *extra):
-        key = (matcher.index.serial, EOS_ONLY if matcher.done else matcher.state, width, *extra)
+        key = _key(matcher, width, extra)
         kept = self._kept.get(key)
         if kept is not None:
             try:
@@ -55,7 +55,7 @@ class Biases:
                 pass
             return kept[0]
         mask = matcher.mask()  # may wedge the matcher (an automaton limit): key it again
-        key = (matcher.index.serial, EOS_ONLY if matcher.done else matcher.state, width, *extra)
+        key = _key(matcher, width, extra)
         vec = self.build(mask, width, *extra)
         size = vec.nbytes
         with self._lock:
@@ -65,6 +65,11 @@ class Biases:
             while self._used > self.max_bytes and len(self._kept) > 1:
                 self._used -= self._kept.popitem(last=False)[1][1]
         return vec
+
+
+def _key(matcher, width: int, extra: tuple) -> tuple:
+    state = matcher.mask_state()
+    return (matcher.index.serial, EOS_ONLY if state is None else state, width, *extra)
 
 
 NUMPY = Biases(numpy_bias)  # llama-cpp-python's processors

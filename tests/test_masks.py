@@ -1,5 +1,7 @@
 """Token masks equal the brute-force answer: walk every token's bytes through the automaton."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +25,10 @@ SCHEMAS = [
     {"type": "object", "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 40},
                                       "active": {"type": "boolean"},
                                       "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"}}},
+    # counts far from their bounds, whose masks are computed from a state standing for many counts:
+    # between the bounds (a word-count pattern inside a long maxLength), and far below minLength
+    {"type": "array", "items": {"type": "string", "maxLength": 400, "pattern": "^(?:\\S+\\s+){0,29}\\S+$"}},
+    {"type": "string", "minLength": 300, "maxLength": 1000},
 ]
 
 
@@ -249,3 +255,47 @@ def test_a_ready_vector_refuses_ids_past_the_mask():
     mask = np.array([True, False, True])
     assert numpy_bias(mask, 5).tolist() == [0, -np.inf, 0, -np.inf, -np.inf]
     assert numpy_bias(mask, 2).tolist() == [0, -np.inf]
+
+
+def greedy_tokens(vocab, text: str) -> list[int]:
+    """``text`` as the longest tokens that spell it, left to right (a tokenizer's shape, not its choice)."""
+    ids = {data: t for t, data in enumerate(vocab.token_bytes) if data and t not in vocab.eos_ids}
+    data, out, i = text.encode(), [], 0
+    while i < len(data):
+        n = next(n for n in range(min(32, len(data) - i), 0, -1) if data[i: i + n] in ids)
+        out.append(ids[data[i: i + n]])
+        i += n
+    return out
+
+
+def test_counts_far_from_their_bounds_share_a_mask(vocabulary_by_name):
+    """Inside a string under a long maxLength, every count far from the bounds has the mask of one
+    state standing for them all: a 250-scalar string computes a handful of masks, not one per token."""
+    vocab = vocabulary_by_name("llama-bpe")
+    grammar = constrain.compile({"type": "string", "maxLength": 400}, cache=False)
+    m = Matcher(grammar, vocab)
+    shared = set()
+    for t in greedy_tokens(vocab, '"' + "lorem ipsum dolor " * 14):
+        m.mask()
+        shared.add(m.mask_state())
+        assert m.advance(t)
+    assert len(shared) <= 3  # before the quote, inside it (the counts far from 400), and the start
+    assert np.array_equal(m.mask(), brute_force(grammar, vocab, m.state))
+
+
+def test_a_word_count_pattern_under_a_long_max_length_stays_small(vocabulary_by_name):
+    """Masks inside a word-count pattern under ``maxLength: 300`` walk the vocabulary from states
+    that forget the count, so a long document reaches a few hundred automaton states: with a
+    state per count each mask interned ~3,000 and MaskBench's o21072 hit the 200,000-state limit,
+    ending its documents early. The masks stay exact."""
+    vocab = vocabulary_by_name("llama-bpe")
+    schema = {"type": "array", "items": {"type": "string", "maxLength": 300, "pattern": "^(?:\\S+\\s+){0,29}\\S+$"}}
+    grammar = constrain.compile(schema, cache=False)
+    m = Matcher(grammar, vocab)
+    tokens = greedy_tokens(vocab, json.dumps(["this is a sample criterion of cultural fit, item %d" % i for i in range(6)]))
+    for k, t in enumerate(tokens):
+        if k in (5, 12):
+            assert np.array_equal(m.mask(), brute_force(grammar, vocab, m.state))
+        assert m.mask()[t] and m.advance(t)
+    assert m.accepting and not m.wedged
+    assert grammar.automaton.num_states < 3_000  # 754 here; 30,758 with a state per count
