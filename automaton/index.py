@@ -159,6 +159,7 @@ class VocabTries:
         self.plain = PlainTries(tokens, len(token_bytes))
         self.loops = LoopTokens(token_bytes)
         self.first_counts = np.bincount([data[0] for _, data in tokens], minlength=256)  # tokens per first byte
+        self.longest = max((len(data) for _, data in tokens), default=0)  # bytes a token reads at most
 
     def allowed(self, dfa: LazyDFA, state: int, rooms, mask: np.ndarray) -> None:
         """Set ``mask`` where a token is allowed from ``state``; ``rooms.room(state, text)`` says how
@@ -302,8 +303,6 @@ class TokenIndex:
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._rooms: dict[TextClass, dict[int, int]] = {}  # per text class: state -> ``_best_room``
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
-        # tokens read at most this many bytes: the reach of the states masks are computed from
-        self.reach = max(map(len, filter(None, vocab.token_bytes)), default=0)
         self._shared: dict[int, int] | None = {} if self.dfa.program.counted else None
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
@@ -380,7 +379,7 @@ class TokenIndex:
             return state
         found = self._shared.get(state)
         if found is None:
-            found = self._shared[state] = self.dfa.mask_state(state, self.reach)
+            found = self._shared[state] = self.dfa.mask_state(state, self.tries.longest)
         return found
 
     def mask(self, state: int) -> np.ndarray:
