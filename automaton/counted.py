@@ -118,6 +118,12 @@ class CountedBlock:
             return self.lo
         return n
 
+    def merges_counts(self, reach: int) -> bool:
+        """Whether ``representative`` has some count stand for another at ``reach``: a bound longer
+        than the reach (a long ``minLength``, or ``maxLength`` well past ``minLength``)."""
+        margin = reach + self.template.farthest + 1
+        return self.lo - margin >= 1 or (self.hi is not None and self.hi - margin >= self.lo + 1)
+
     def live_bytes(self) -> bytes:
         """Per state of the block, whether it can finish, given that the exit can: one row per
         count, the same row up to the last few counts (as many as the farthest state's ``dist``)."""

@@ -303,7 +303,10 @@ class TokenIndex:
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._rooms: dict[TextClass, dict[int, int]] = {}  # per text class: state -> ``_best_room``
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
-        self._shared: dict[int, int] | None = {} if self.dfa.program.counted else None
+        # masks shared by counts (``shared_state``), where some counted block has counts that can share
+        longest = self.tries.longest
+        self._shared: dict[int, int] | None = {} if any(
+            block.merges_counts(longest) for block in self.dfa.program.counted) else None
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -374,7 +377,7 @@ class TokenIndex:
 
     def shared_state(self, state: int) -> int:
         """The state whose mask ``state`` has (``LazyDFA.mask_state``): itself unless the program
-        has counted blocks; then states that differ only in counts far from their bounds share one."""
+        has counts far from their bounds, which share one."""
         if self._shared is None:
             return state
         found = self._shared.get(state)
