@@ -530,6 +530,7 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
     dfa.start = first
     base = closure([start], False, False)  # re-entered before every character: unanchored left
     ids: dict[frozenset, int] = {}
+    after: dict[frozenset, frozenset] = {}  # NFA states moved to -> their closure with ``base``
     todo = [(first, init)]
     while todo:
         q, states = todo.pop()
@@ -544,7 +545,10 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
         keys, cuts = segments(frozenset(groups))
         for lo, hi, key in cuts:
             if key not in memo:
-                nxt = closure([t for i in key for t in groups[keys[i]]], False, False) | base
+                seeds = frozenset([t for i in key for t in groups[keys[i]]])
+                nxt = after.get(seeds)
+                if nxt is None:  # many states move to the same NFA states: their closure once
+                    nxt = after[seeds] = closure(seeds, False, False) | base
                 if not nxt:
                     memo[key] = -1  # nothing alive: no edge
                 elif final in nxt:
