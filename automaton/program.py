@@ -55,18 +55,30 @@ class Program:
         self._entries: list[tuple[int, CountedBlock]] = []
         self._counted_states = 0
         self._live: list[bytearray] | None = None
+        self._stable = False  # the liveness levels reached their fixpoint before ``max_depth``
         self.included = 0  # states taken from a prelude (``include``), numbered first
+        self._base: Program | None = None  # that prelude, when its liveness is settled (``settle``)
 
     # -- building ---------------------------------------------------------------------------
     def include(self, base: Program) -> None:
         """Start with ``base``'s states and fragments, numbered as there (on an empty program): a
-        prelude written once per process, whose rows (tuples) every program including it shares."""
+        prelude written once per process, whose rows (tuples) every program including it shares.
+        When ``base`` is settled (``settle``), its recursion and liveness are taken as they are:
+        it calls nothing outside itself, so the program's analysis starts past it."""
         assert not self.edges, "include() starts a program"
         self.edges, self.eps, self.calls = list(base.edges), list(base.eps), list(base.calls)
         self.owner = list(base.owner)
-        self.fragments = [Fragment(f.start, f.final, f.counted) for f in base.fragments]
+        self.fragments = [Fragment(f.start, f.final, f.counted, f.recursive) for f in base.fragments]
         self.blocks = list(base.blocks)
         self.included = len(base.owner)
+        self._base = base if base._stable else None
+
+    def settle(self) -> None:
+        """Mark recursion and compute liveness of a program with no root (a prelude), for the
+        programs that include it; rows must already be tuples, and no block counted."""
+        assert not self.counted, "a prelude with counted blocks"
+        self._mark_recursive()
+        self._live = self._liveness()
 
     def new_state(self, fragment: int) -> int:
         if len(self.edges) + self._counted_states >= self.max_states:
@@ -172,6 +184,7 @@ class Program:
         self.owner = tuple(self.owner)
         self._mark_recursive()
         self._live = self._liveness()
+        self._base = None  # read by the analysis only (a pickled grammar need not carry it)
         if self.counted:
             self.edges, self.eps, self.calls = (Rows(rows, self.counted, kind) for rows, kind in (
                 (self.edges, "edges_of"), (self.eps, "eps_of"), (self.calls, "calls_of")))
@@ -179,17 +192,21 @@ class Program:
     def _mark_recursive(self) -> None:
         """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative)."""
         n = len(self.fragments)
+        # a settled prelude's fragments keep their marks: they call nothing outside it, so no cycle
+        # of the program's passes through them
+        known = len(self._base.fragments) if self._base is not None else 0
         succ: list[set[int]] = [set() for _ in range(n)]
         calls, owner = self.calls, self.owner
         for s in self._analysed():  # a block calls only fragments that call nothing: never a cycle
             for g, _ in calls[s]:
-                succ[owner[s]].add(g)
+                if g >= known:
+                    succ[owner[s]].add(g)
         index = [-1] * n
         low = [0] * n
         on_stack = [False] * n
         stack: list[int] = []
         counter = 0
-        for root in range(n):
+        for root in range(known, n):
             if index[root] != -1:
                 continue
             work = [(root, iter(succ[root]))]
@@ -238,8 +255,11 @@ class Program:
         once no fragment becomes callable every higher level equals the last one computed.
         """
         n = len(self.edges)
+        base = self._base
+        skip = self.included if base is not None else 0  # a settled prelude's states: its levels
         rep = list(range(n))  # a block's states are represented by its witness
-        for first, stop, witness in self.blocks:
+        own_blocks = [b for b in self.blocks if b[0] >= skip]
+        for first, stop, witness in own_blocks:
             rep[first:stop] = [witness] * (stop - first)
 
         def settled(state: int) -> int:  # a witness may lie in another block (a trie in a literal's states)
@@ -247,7 +267,7 @@ class Program:
                 state = rep[state]
             return state
 
-        blocks = [(first, stop, settled(witness)) for first, stop, witness in self.blocks]
+        blocks = [(first, stop, settled(witness)) for first, stop, witness in own_blocks]
         for first, stop, witness in blocks:
             rep[first:stop] = [witness] * (stop - first)
         for block in self.counted:  # entered at its start, which finishes when its exit does
@@ -289,21 +309,33 @@ class Program:
                             live[s] = 1
                             todo.append(s)
 
+        base_starts = [f.start for f in frags[: len(base.fragments)]] if base is not None else []
+
+        def from_base(live: bytearray, level: int, below: bytearray | None) -> list[int]:
+            """The prelude's part of a level set as it is there; its fragments' starts that this
+            level makes live, for their callers to be looked at."""
+            if base is None:
+                return []
+            levels = base._live
+            live[:skip] = levels[min(level, len(levels) - 1)]
+            return [t for t in base_starts if live[t] and (below is None or not below[t])]
+
         live = bytearray(self.size)
-        finals = list({f.final for f in frags})
+        finals = list({f.final for f in frags if f.final >= skip})
         for t in finals:
             live[t] = 1
-        propagate(live, finals, None)
+        propagate(live, finals + from_base(live, 0, None), None)
         levels: list[bytearray] = [live]
         callable_: set[int] = set()  # depth-costing fragments that could start one level down
         while len(levels) <= self.max_depth:
             below = levels[-1]
             fresh = [g for g in costly if below[frags[g].start] and g not in callable_]
             if not fresh:
+                self._stable = True
                 break  # the next level would equal this one, and so would every level above
             callable_.update(fresh)
             live = bytearray(below)  # levels only grow: start from the one below
-            todo = []
+            todo = from_base(live, len(levels), below)
             for g in fresh:
                 for s, r in by_callee.get(g, ()):
                     if not live[s] and live[r]:
@@ -325,11 +357,12 @@ class Program:
         return levels
 
     def _analysed(self):
-        """The states outside every block, in order."""
-        start = 0
+        """The states outside every block (and past a settled prelude), in order."""
+        start = self.included if self._base is not None else 0
         for first, stop, _ in sorted(self.blocks):
-            yield from range(start, first)
-            start = stop
+            if stop > start:
+                yield from range(start, first)
+                start = stop
         yield from range(start, len(self.owner))
 
     def live(self, depth: int) -> bytearray:

@@ -37,4 +37,5 @@ def prelude(whitespace: str, max_whitespace: int, dialect: str) -> tuple[Program
     lowering.any_fragment()
     prog = lowering.prog
     prog.edges, prog.eps, prog.calls = ([tuple(row) for row in rows] for rows in (prog.edges, prog.eps, prog.calls))
+    prog.settle()  # its recursion and liveness, taken as they are by every program including it
     return prog, dict(lowering._shared)
