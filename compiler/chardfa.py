@@ -7,6 +7,7 @@ each scalar may be written inside a JSON string (raw UTF-8 or an escape).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -108,10 +109,12 @@ class CharDFA:
         n = len(self.edges)
         keep = bytearray(n)
         reverse: list[list[int]] = [[] for _ in range(n)]
+        ends = [b for _, b in ranges]  # sorted, as the ranges are disjoint and sorted
         for q, row in enumerate(self.edges):
             keep[q] = _covers(row, ranges)
             for lo, hi, t in row:
-                if any(lo <= b and a <= hi for a, b in ranges):
+                i = bisect_left(ends, lo)  # the first range ending at or past lo: it meets the edge or none does
+                if i < len(ends) and ranges[i][0] <= hi:
                     reverse[t].append(q)
         todo = [q for q in range(n) if not keep[q]]
         while todo:

@@ -153,15 +153,17 @@ def raw_only(text: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> list[tuple[tuple[int, int], ...]]:
+@lru_cache(maxsize=8192)
+def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> tuple[tuple[tuple[int, int], ...], ...]:
     """The parts of ``ranges`` whose spellings other than one raw ASCII byte are written as shared
     fragments: its ASCII part and the rest; under the literal rules plain ASCII is raw only, so the
-    ASCII part is only its escaped-only scalars (the same for every set of letters)."""
+    ASCII part is only its escaped-only scalars (the same for every set of letters). Cached: an
+    additional key's automaton asks it for "every scalar but this letter", letter by letter."""
     parts = split_ascii(ranges)
     if literal and parts and parts[0][0][0] <= 0x7F:
         ascii_part = tuple(r for lo, hi in ESCAPED_ONLY for r in _intersect(parts[0], lo, hi))
         parts = ([ascii_part] if ascii_part else []) + parts[1:]
-    return parts
+    return tuple(parts)
 
 
 @lru_cache(maxsize=8192)
