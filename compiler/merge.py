@@ -61,10 +61,18 @@ def both(a, b):
     if a is False or b is False:
         return False
     kinds = [k for k in (_kinds(a), _kinds(b)) if k is not None]
+    # a meet of meets is one list (an anyOf product's branches meet one more case per fold: nested,
+    # 125 folds were 125 levels of lowering)
+    parts = [*(a["allOf"] if _is_meet(a) else [a]), *(b["allOf"] if _is_meet(b) else [b])]
     if kinds:  # implied by the branches; read by later meets to drop branches early
         common = set.intersection(*kinds)
-        return {"allOf": [a, b], "type": sorted(common)} if common else False
-    return {"allOf": [a, b]}
+        return {"allOf": parts, "type": sorted(common)} if common else False
+    return {"allOf": parts}
+
+
+def _is_meet(schema) -> bool:
+    """Only ``allOf`` (and the ``type`` its parts imply, or narrower): its parts may join another list."""
+    return isinstance(schema, dict) and isinstance(schema.get("allOf"), list) and schema.keys() <= {"allOf", "type"}
 
 
 def _kinds(schema) -> set[str] | None:
@@ -181,6 +189,11 @@ def _branch_pairs(out: dict, va: list, vb: list, pointer: str) -> list:
     """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s)."""
     kinds = _kinds(out)
     pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
+    if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
+        from .products import pair_filter  # (products reads one_of, which reads this module)
+
+        can_meet = pair_filter(out)
+        pairs = [(x, y) for x, y in pairs if can_meet(x, y)]
     if len(pairs) > 256:
         raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
     return [both(x, y) for x, y in pairs] or [False]

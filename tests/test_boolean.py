@@ -273,3 +273,29 @@ def test_one_of_of_required_names_under_closed_properties():
     assert agree(schema) == "compiled"
     grammar = constrain.compile(schema, whitespace="compact", cache=False)
     assert grammar.accepts('{"v":"1"}') and not grammar.accepts('{"v":"1","c":"s"}')
+
+
+def _conditional(test_value, required_in_test, then, else_):
+    test = {"properties": {"a": {"const": test_value}}}
+    if required_in_test:
+        test["required"] = ["a"]
+    out = {"if": test, "then": then}
+    if else_ is not None:
+        out["else"] = else_
+    return out
+
+
+cases = st.sampled_from([True, {"required": ["b"]}, {"required": ["c"]}, {"properties": {"b": {"type": "string"}}},
+                         {"properties": {"c": {"const": None}}}, {"maxProperties": 2}])
+chains = st.lists(st.tuples(st.sampled_from([1, "a", None, 2, "b", 3, "c", 4, 5, 6]), st.booleans(), cases,
+                            st.none() | cases), min_size=9, max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chains, st.booleans())
+def test_chains_of_discriminated_conditionals_compile_exactly(chain, required):
+    """An ``allOf`` of nine to twelve ``if``/``then`` on one discriminator (a product of up to 4,096
+    branches, refused past 256 before) keeps only the branches the discriminator's values allow
+    together, and accepts what python-jsonschema does."""
+    schema = {"type": "object", "allOf": [_conditional(*c) for c in chain], **({"required": ["a"]} if required else {})}
+    assert agree(schema) in ("compiled", "unsatisfiable")
