@@ -54,6 +54,9 @@ BOOLEAN_MUTATIONS = [
      'and name not in (b.get("properties") or {})):', "):"),
     ("else case without not if", "compiler/boolean.py",
      '{"allOf": [{"not": test}, else_]}', '{"allOf": [else_]}'),
+    ("not of an if that required its name requires it too", "compiler/products.py",
+     'return (frozenset() if rules.get("required") else frozenset([name])), {}, {name: keys}',
+     'return frozenset([name]), {}, {name: keys}'),
 ]
 
 MUTATIONS = [
