@@ -22,6 +22,7 @@ from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedK
 from .keywords import TYPES
 from .merge import constraints, exactly_one, is_trivial, json_in, merge
 from .boolean import Complement, expand
+from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
 from .unevaluated import Evaluation
@@ -55,6 +56,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
+        products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
 
     # -- driver ---------------------------------------------------------------------------------

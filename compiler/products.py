@@ -19,7 +19,9 @@ from .one_of import _pinned, literal_values
 # names required; per name, the literals its value may be (a superset) and those it may not be, as keys
 Facts = tuple[frozenset, dict, dict]
 NOTHING: Facts = (frozenset(), {}, {})
-_KNOWN: OrderedDict[int, tuple[object, Facts]] = OrderedDict()  # id -> (the schema, kept alive; its facts)
+# id -> (the schema, kept alive so that its id stays its own; its facts), for one compile: a schema
+# the caller changes between two compiles must be read again (``forget``)
+_KNOWN: OrderedDict[int, tuple[object, Facts]] = OrderedDict()
 MAX_KNOWN = 4096
 MAX_NESTING = 256
 
@@ -34,6 +36,11 @@ def pair_filter(met):
         return not any(name in pins and not pins[name] - excluded.get(name, frozenset()) for name in required)
 
     return can_meet
+
+
+def forget() -> None:
+    """Drop every schema's facts (a compile starts)."""
+    _KNOWN.clear()
 
 
 def _combined(parts: list[Facts]) -> Facts:

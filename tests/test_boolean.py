@@ -299,3 +299,15 @@ def test_chains_of_discriminated_conditionals_compile_exactly(chain, required):
     together, and accepts what python-jsonschema does."""
     schema = {"type": "object", "allOf": [_conditional(*c) for c in chain], **({"required": ["a"]} if required else {})}
     assert agree(schema) in ("compiled", "unsatisfiable")
+
+
+def test_a_schema_changed_between_two_compiles_is_read_again():
+    """What a conditional's test pins is read from the schema as it is at each compile (the product's
+    facts are not kept from one compile to the next)."""
+    chain = [_conditional(v, False, {"required": ["b" if v == 3 else "c"]}, None) for v in range(10)]
+    schema = {"type": "object", "required": ["a"], "allOf": chain}
+    assert constrain.compile(schema, cache=False).accepts('{"a":3,"b":1}')
+    chain[3]["if"]["properties"]["a"] = {"const": 5}  # a = 5 now meets two tests: b and c required
+    grammar = constrain.compile(schema, cache=False)
+    assert grammar.accepts('{"a":5,"b":1,"c":1}') and not grammar.accepts('{"a":5,"c":1}')
+    assert grammar.accepts('{"a":3}')
