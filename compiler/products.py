@@ -101,7 +101,10 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     if keep:
         _KNOWN[id(schema)] = (schema, facts)
         if len(_KNOWN) > MAX_KNOWN:
-            _KNOWN.popitem(last=False)
+            try:
+                _KNOWN.popitem(last=False)
+            except KeyError:  # another thread's compile started and cleared it meanwhile
+                pass
     return facts
 
 
