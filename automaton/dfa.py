@@ -101,6 +101,7 @@ class LazyDFA:
         self._kind = bytearray()
         self._represented: dict[int, dict[int, int]] = {}
         self._closed_twins: dict[int, dict] = {}  # per kind, as ``_closed``
+        self._block_starts = [block.first for block in program.counted]
         frags = program.fragments
         costly = [f.costs_depth for f in frags]
         # per program state, the written ones then each counted block's (never a fragment's final
@@ -197,8 +198,7 @@ class LazyDFA:
             x = self._parent[x]
         base = memo[x] if x != EMPTY else EMPTY
         program = self.program
-        written, blocks = program.written, program.counted
-        starts = [b.first for b in blocks]
+        written, blocks, starts = program.written, program.counted, self._block_starts
         for y in reversed(path):
             top = self._top[y]
             if top >= written:

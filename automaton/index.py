@@ -383,6 +383,7 @@ class TokenIndex:
         found = self._shared.get(state)
         if found is None:
             found = self._shared[state] = self.dfa.mask_state(state, self.tries.longest)
+            self._shared[found] = found  # a twin is its own
         return found
 
     def mask(self, state: int) -> np.ndarray:
