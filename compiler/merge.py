@@ -70,6 +70,11 @@ def both(a, b):
     return {"allOf": parts}
 
 
+def _is_union(schema) -> bool:
+    """Only ``anyOf``: its branches may join another list."""
+    return isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(schema["anyOf"], list)
+
+
 def _is_meet(schema) -> bool:
     """Only ``allOf`` (and the ``type`` its parts imply, or narrower): its parts may join another list."""
     return isinstance(schema, dict) and isinstance(schema.get("allOf"), list) and schema.keys() <= {"allOf", "type"}
@@ -155,8 +160,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer) if "anyOf" in out else alone
         elif key == "allOf":
             out[key] = list(va) + list(vb)
-        elif key == "not":  # neither a nor b: not (a or b)
-            out[key] = {"anyOf": [va, vb]}
+        elif key == "not":  # neither a nor b: not (a or b), one list however many meet (not nested)
+            out[key] = {"anyOf": [*(va["anyOf"] if _is_union(va) else [va]), vb]}
         elif key in MARKERS:
             out[key] = va if key == "_not_integer" else type(va)(va) + type(va)(vb)
         elif _json_equal(va, vb):
