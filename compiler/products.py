@@ -89,7 +89,8 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     pins: dict = {}
     props = rules.get("properties")
     for name, sub in props.items() if isinstance(props, dict) else ():
-        keys = frozenset() if sub is False else _keys(_pinned(sub) or ()) if isinstance(sub, dict) and _pinned(sub) is not None else None
+        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
+        keys = _keys(values) if values is not None else None
         if keys is not None:
             pins[name] = keys
     parts = rules.get("allOf")
