@@ -256,7 +256,7 @@ class Program:
         """
         n = len(self.edges)
         base = self._base
-        skip = self.included if base is not None else 0  # a settled prelude's states: its levels
+        skip = self._settled  # a settled prelude's states: its levels
         rep = list(range(n))  # a block's states are represented by its witness
         own_blocks = [b for b in self.blocks if b[0] >= skip]
         for first, stop, witness in own_blocks:
@@ -356,9 +356,14 @@ class Program:
             levels.append(levels[-1])
         return levels
 
+    @property
+    def _settled(self) -> int:
+        """States numbered first whose analysis is taken from a settled prelude (``include``)."""
+        return self.included if self._base is not None else 0
+
     def _analysed(self):
         """The states outside every block (and past a settled prelude), in order."""
-        start = self.included if self._base is not None else 0
+        start = self._settled
         for first, stop, _ in sorted(self.blocks):
             if stop > start:
                 yield from range(start, first)

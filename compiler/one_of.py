@@ -48,13 +48,13 @@ def literal_values(rules: dict) -> list | None:
     return None
 
 
-def _pinned(rules: dict) -> list | None:
+def pinned_values(rules: dict) -> list | None:
     """The values ``rules`` may take by its literals, through the ``allOf`` wrappers of lazy meets
     (``merge.both``): a superset of the values it allows (None: no literal pins it)."""
     values = literal_values(rules)
     parts = rules.get("allOf")
     for part in parts if isinstance(parts, list) else ():
-        inner = _pinned(part) if isinstance(part, dict) else None
+        inner = pinned_values(part) if isinstance(part, dict) else None
         if inner is not None:
             values = inner if values is None else [v for v in values if json_in(v, inner)]
     return values
@@ -82,7 +82,7 @@ def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
     declared = rules.get("type")
     kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
     kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
-    values = _pinned(rules)
+    values = pinned_values(rules)
     if values is not None:
         kinds &= {_kind(v) for v in values}
     for part in parts if resolve is not None and depth < 8 else ():
@@ -101,7 +101,7 @@ def _unconstrained(rules, kind: str) -> bool:
 
 
 def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
-    la, lb = _pinned(a), _pinned(b)
+    la, lb = pinned_values(a), pinned_values(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind != "object":
@@ -144,7 +144,7 @@ def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
     for name, sub in (rules.get("properties") or {}).items():
         if resolve is not None and isinstance(sub, dict):
             sub = resolve(sub)
-        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
+        values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
         if values is not None:
             pins[name] = values
     for part in parts:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .merge import constraints
-from .one_of import _pinned, literal_values
+from .one_of import pinned_values, literal_values
 
 # names required; per name, the literals its value may be (a superset) and those it may not be, as keys
 Facts = tuple[frozenset, dict, dict]
@@ -89,7 +89,7 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     pins: dict = {}
     props = rules.get("properties")
     for name, sub in props.items() if isinstance(props, dict) else ():
-        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
+        values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
         keys = _keys(values) if values is not None else None
         if keys is not None:
             pins[name] = keys
