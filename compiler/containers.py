@@ -10,7 +10,6 @@ from .errors import UnsupportedKeyword
 from .merge import both
 from .refs import child
 from .regex import pattern_dfa
-from .strings import KEY
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
@@ -287,14 +286,14 @@ class ContainerLowering:
             subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
             if not subs:
                 if extra is not False:
-                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, KEY)),
+                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
                                 extra, slot.at("additionalProperties"), inside))
                 continue
             schema = subs[0][0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
             if schema is not False:
-                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.quoted(k, a, b, KEY)),
+                out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
                             schema, subs[0][1], inside))
         return out
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from automaton.counted import UNREACHABLE, Template
 
 from .chardfa import CharDFA
-from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, split_ascii
+from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
 # automata up to this size are checked for states that read plain text forever; the larger ones
@@ -67,11 +67,13 @@ def by_target(row) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
     return [(t, tuple(ranges)) for t, ranges in by_target.items()]
 
 
-def template(dfa: CharDFA) -> Template:
-    """``dfa`` as a free string writes it: per state, the raw ASCII bytes of its scalars, and call
-    slots for their escapes and multi-byte forms (one slot per scalar set, split at ASCII, so the
-    big non-ASCII part, the same in almost every set, is one fragment per grammar). Made once."""
-    found = dfa.derived.get("template")
+def template(dfa: CharDFA, literal: bool = False) -> Template:
+    """``dfa`` as a free string writes it (``literal``: under the literal rules, as keys beyond the
+    names are written): per state, the raw ASCII bytes of its scalars, and call slots for their
+    escapes and multi-byte forms (one slot per scalar set, split at ASCII, so the big non-ASCII
+    part, the same in almost every set, is one fragment per grammar). Made once per rules."""
+    name = "key template" if literal else "template"
+    found = dfa.derived.get(name)
     if found is not None:
         return found
     slots: dict[tuple, int] = {}
@@ -80,14 +82,14 @@ def template(dfa: CharDFA) -> Template:
         row_edges, row_calls = [], []
         for t, scalars in by_target(row):
             row_edges += [(a, b, t) for a, b in ascii_raw(scalars)]
-            row_calls += [(slots.setdefault(part, len(slots)), t) for part in split_ascii(scalars)]
+            row_calls += [(slots.setdefault(part, len(slots)), t) for part in spelled_parts(scalars, literal)]
         edges.append(tuple(row_edges))
         calls.append(tuple(row_calls))
     forever: tuple[int, ...] = ()
     if dfa.size <= FOREVER_MAX:
         forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
     goes_on = all(any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
-    found = dfa.derived["template"] = Template(
+    found = dfa.derived[name] = Template(
         tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
         tuple(_distances(dfa)), forever, goes_on)
     return found

@@ -214,12 +214,13 @@ class ScalarLowering:
             raise
         return terms
 
-    def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int) -> None:
+    def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int, literal: bool = False) -> None:
         """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block over its template
-        (``compiler.counting``): this grammar gives it only the fragments of its call slots."""
-        shape = template(dfa)
+        (``compiler.counting``; ``literal``: spelled under the literal rules): this grammar gives it
+        only the fragments of its call slots."""
+        shape = template(dfa, literal)
         prog = self.prog
-        fragments = tuple(self.scalar_fragment(part, False) for part in shape.slots)
+        fragments = tuple(self.scalar_fragment(part, literal) for part in shape.slots)
         prog.counted_block(src, CountedBlock(shape, fragments, lo, hi, dfa.start, dst, prog.owner[src]))
 
     def string_plan(self, scalars: tuple, plans: dict, literal: bool) -> tuple[list, list]:
@@ -244,6 +245,18 @@ class ScalarLowering:
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
         self.lower_chardfa(dfa, open_, close, spelling)
+        self.prog.text(close, b'"', dst)
+
+    def key_string(self, dfa: CharDFA, src: int, dst: int) -> None:
+        """A quoted key beyond an object's names (``dfa``: every string but them), spelled under the
+        literal rules, as a block of no bound: its states are made only where a walk goes, and its
+        liveness is arithmetic (almost a fifth of a median compile went to writing them out). A
+        few states (no names: the prelude's any object) are written out: a block would save nothing."""
+        if dfa.size <= KEY_WRITTEN_MAX:
+            return self.quoted(dfa, src, dst, KEY)
+        open_, close = self.state(src), self.state(src)
+        self.prog.text(src, b'"', open_)
+        self.counted_string(dfa, 0, None, open_, close, literal=True)
         self.prog.text(close, b'"', dst)
 
     def free_string(self, src: int, dst: int) -> None:
@@ -306,6 +319,7 @@ def _lengths(dfa: CharDFA, lo: int, hi: int | None) -> tuple | None:
     return None if dfa.is_empty else (dfa, count, lo, hi)
 
 
+KEY_WRITTEN_MAX = 4  # key automata up to this size are written out, larger ones are blocks
 BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness block (see Program)
 
 

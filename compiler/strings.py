@@ -153,7 +153,6 @@ def raw_only(text: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-@lru_cache(maxsize=8192)
 def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> tuple[tuple[tuple[int, int], ...], ...]:
     """The parts of ``ranges`` whose spellings other than one raw ASCII byte are written as shared
     fragments: its ASCII part and the rest; under the literal rules plain ASCII is raw only, so the

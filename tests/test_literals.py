@@ -4,6 +4,9 @@ import json
 import unicodedata
 
 import pytest
+from hypothesis import given, settings, strategies as st
+
+from compiler import scalars
 
 import constrain
 
@@ -148,6 +151,27 @@ def test_keys_beyond_the_names_follow_the_literal_rules(schema):
     if "patternProperties" not in schema:
         assert g.accepts('{"a\\nb":null}') and g.accepts('{"a\\u000Ab":null}') and g.accepts('{"\\"\\\\":null}')
         assert g.accepts('{"\\ud83d\\ude00":null}') and g.accepts('{"\U0001F600":null}')
+
+
+@settings(max_examples=40, deadline=None)
+@given(names=st.lists(st.text("ab\u00e0\"", min_size=1, max_size=4), min_size=1, max_size=4, unique=True),
+       keys=st.lists(st.text("ab\u00e0\"\\u00", max_size=6), min_size=1, max_size=12))
+def test_keys_beyond_the_names_read_as_a_block_as_written_out(names, keys):
+    """An object's keys beyond its names, a block whose states are made when reached, accept what the
+    written-out automaton accepts (every escape form and prefix of a name), and leave no trap."""
+    schema = {"type": "object", "properties": {n: {"type": "null"} for n in names}, "additionalProperties": {"const": 1}}
+    grammars = []
+    for written_max in (1, 1 << 30):  # every key automaton with names a block, then every one written out
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(scalars, "KEY_WRITTEN_MAX", written_max)
+            grammars.append(constrain.compile(schema, whitespace="compact", cache=False))
+    block, written = grammars
+    assert block.program.counted and not written.program.counted
+    for key in keys + [json.dumps(n)[1:-1] for n in names]:
+        for value in ("null", "1"):
+            text = '{"%s":%s}' % (key, value)
+            assert block.accepts(text) == written.accepts(text), text
+    assert block.find_trap() is None
 
 
 def test_enum_of_many_strings_shares_prefixes():
