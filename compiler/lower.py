@@ -41,6 +41,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.options = options
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         prelude_keys: dict = {}
+        self.writes_all = not with_prelude  # lowering the prelude itself: no counted blocks (``Program.settle``)
         if with_prelude:  # the fragments every grammar may call, lowered once per process (``prelude.py``)
             base, prelude_keys = prelude(options.whitespace, options.max_whitespace, options.dialect)
             self.prog.include(base)

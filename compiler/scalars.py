@@ -251,8 +251,8 @@ class ScalarLowering:
         """A quoted key beyond an object's names (``dfa``: every string but them), spelled under the
         literal rules, as a block of no bound: its states are made only where a walk goes, and its
         liveness is arithmetic (almost a fifth of a median compile went to writing them out). A
-        few states (no names: the prelude's any object) are written out: a block would save nothing."""
-        if dfa.size <= KEY_WRITTEN_MAX:
+        few states are written out (a block would save nothing), and so is the prelude's any object."""
+        if dfa.size <= KEY_WRITTEN_MAX or self.writes_all:
             return self.quoted(dfa, src, dst, KEY)
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
