@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
+from compiler import prebuilt
 from compiler.chardfa import CharDFA
 from compiler.regex import pattern_dfa
 
@@ -161,6 +162,9 @@ def _labels(final_dot: bool) -> CharDFA:
 
 Terms = tuple[tuple[CharDFA, int, "int | None"], ...]
 
+KNOWN_FORMATS = frozenset({*_PATTERNS, "hostname", "email", "idn-email"})
+"""The formats enforced exactly (``format_terms``); any other format is an annotation."""
+
 
 def format_terms(name: str) -> Terms | None:
     """The strings python-jsonschema's FormatChecker accepts for `name`, as a union of scalar
@@ -169,11 +173,16 @@ def format_terms(name: str) -> Terms | None:
 
     The result is cached and shared (with the byte templates made from it): callers must not mutate it.
     """
-    return _terms(name) if name in _PATTERNS or name in ("hostname", "email", "idn-email") else None
+    return _terms(name) if name in KNOWN_FORMATS else None
 
 
 @functools.lru_cache(maxsize=None)  # a known format's only: names from schemas cannot grow it
 def _terms(name: str) -> Terms:
+    return prebuilt.load("spec", name) or build_terms(name)
+
+
+def build_terms(name: str) -> Terms:
+    """``format_terms(name)`` built from the code (``compiler.prebuilt`` ships them built)."""
     if name == "hostname":
         return (_labels(False), 0, HOSTNAME_MAX), (_labels(True), 0, HOSTNAME_MAX + 1)
     if name in ("email", "idn-email"):

@@ -29,7 +29,7 @@ from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
 from compiler.context import REGEX_DIALECT
-from compiler.formats import CHECKED_BUT_OPEN
+from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
 from compiler.unevaluated import KEYWORDS as UNEVALUATED, Evaluation
@@ -39,11 +39,6 @@ __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 MAX_DEPTH = 1000
 """Deepest container nesting accepted in an instance (the root container is level 1)."""
 
-KNOWN_FORMATS = frozenset({
-    "date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri",
-    "uri-reference", "json-pointer", "relative-json-pointer", "iri", "iri-reference", "idn-email",
-})
-"""Formats enforced exactly; any other format is an annotation."""
 
 
 def validate(instance, schema, *, dialect: str = "portable", resources=None) -> list[str]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import functools
 
-from compiler import chardfa
-from compiler.formats import Terms, format_terms, terms_match
+from compiler import chardfa, prebuilt
+from compiler.formats import KNOWN_FORMATS, Terms, format_terms, terms_match
 from compiler.regex import pattern_dfa
 
 # ajv-formats 3.0.1, fullFormats (the one for uri is its URI expression, which ``uri`` also needs
@@ -53,13 +53,28 @@ def portable_terms(name: str) -> Terms | None:
     """``format_terms(name)`` cut down to what Ajv and jsonschema-rs accept too (None for a format
     no validator we follow enforces). Cached and shared, like ``format_terms``: callers must not
     mutate it."""
-    if name in _AJV_ONLY or (format_terms(name) is not None and (name in _AJV or name in _AS or name == "hostname")):
+    if _cut_down(name):
         return _cut(name)
     return format_terms(name)
 
 
+def _cut_down(name: str) -> bool:
+    """Whether the portable reading of ``name`` differs from ``format_terms``'s."""
+    return name in _AJV_ONLY or (name in KNOWN_FORMATS and (name in _AJV or name in _AS or name == "hostname"))
+
+
 @functools.lru_cache(maxsize=None)  # known formats only
 def _cut(name: str) -> Terms:
+    return prebuilt.load("portable", name) or build_portable(name)
+
+
+def portable_names() -> list[str]:
+    """The formats whose portable reading is its own automaton."""
+    return sorted(name for name in KNOWN_FORMATS | _AJV_ONLY.keys() if _cut_down(name))
+
+
+def build_portable(name: str) -> Terms:
+    """``portable_terms(name)`` for a name of ``portable_names``, built from the code."""
     if name in _AJV_ONLY:
         return ((pattern_dfa(_AJV_ONLY[name], ignore_case=name in _IGNORE_CASE, max_states=50_000), 0, None),)
     terms = format_terms(name)
