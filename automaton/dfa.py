@@ -102,6 +102,10 @@ class LazyDFA:
         self._represented: dict[int, dict[int, int]] = {}
         self._closed_twins: dict[int, dict] = {}  # per kind, as ``_closed``
         self._block_starts = [block.first for block in program.counted]
+        # the written states' rows, read from their tuples (``Rows`` makes a counted block's, which
+        # are numbered after them, through a dict: the hot loops ask it only for those)
+        self._stop = program.written
+        self._written_edges, self._written_eps, self._written_calls = program.written_rows()
         frags = program.fragments
         costly = [f.costs_depth for f in frags]
         # per program state, the written ones then each counted block's (never a fragment's final
@@ -153,9 +157,10 @@ class LazyDFA:
             return sid
         with self._lock:
             top, left, parent, push = self._top, self._left, self._parent, self._push
-            edges, live = self.program.edges, self.program.live
+            live, stop, written, edges = self.program.live, self._stop, self._written_edges, self.program.edges
             moved = [push(parent[c], t) for c in self._kernels[state]
-                     for lo, hi, t in edges[top[c]] if lo <= byte <= hi and live(left[c])[t]]
+                     for lo, hi, t in (written[top[c]] if top[c] < stop else edges[top[c]])
+                     if lo <= byte <= hi and live(left[c])[t]]
             sid = self._passed[key] = self._state_after(moved, self._kind[state]) if moved else DEAD
         return sid
 
@@ -342,6 +347,7 @@ class LazyDFA:
         finish."""
         prog = self.program
         edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
+        stop, written_edges, written_eps, written_calls = self._stop, self._written_edges, self._written_eps, self._written_calls
         costs, is_final = self._costs, self._is_final
         seen: set[tuple[int, ...]] = set()
         stack = [((state,), left)]
@@ -353,7 +359,11 @@ class LazyDFA:
                 continue
             seen.add(c)
             s = c[-1]
-            if edges[s]:
+            if s < stop:
+                s_edges, s_eps, s_calls = written_edges[s], written_eps[s], written_calls[s]
+            else:
+                s_edges, s_eps, s_calls = edges[s], eps[s], calls[s]
+            if s_edges:
                 tails.append(c)
             left_below = left + costs[s]  # what the stack without its top has left
             if is_final[s]:
@@ -361,12 +371,12 @@ class LazyDFA:
                     returns = True
                 else:
                     stack.append((c[:-1], left_below))
-            if eps[s] or calls[s]:
+            if s_eps or s_calls:
                 live = prog.live(left)
-                for t in eps[s]:
+                for t in s_eps:
                     if live[t]:
                         stack.append((c[:-1] + (t,), left_below - costs[t]))
-                for g, r in calls[s]:
+                for g, r in s_calls:
                     frag = frags[g]
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
@@ -463,7 +473,8 @@ class LazyDFA:
         below = self._parent[c]
         ids, push, base = self._stack_ids, self._push, below * self._width
         flat: list[int] = []
-        for lo, hi, t in self.program.edges[self._top[c]]:
+        top = self._top[c]
+        for lo, hi, t in self._written_edges[top] if top < self._stop else self.program.edges[top]:
             if live[t]:
                 flat += (lo << 8 | hi, ids.get(base + t) or push(below, t))
         return tuple(flat)
