@@ -8,6 +8,7 @@ a schema ``validate`` refuses is one ``compile`` refuses, with the same words an
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 
 from .errors import InvalidSchema, UnsupportedKeyword
 from .keywords import TYPES, refused
@@ -25,6 +26,42 @@ DEPENDENT = ("dependentRequired", "dependentSchemas", "dependencies")
 
 def is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def decimal_of(x) -> Decimal:
+    """The exact value of the decimal text number ``x`` serialises to (``json.dumps`` writes ``repr``)."""
+    return Decimal(x) if isinstance(x, int) else Decimal(repr(x))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def json_equal(a, b) -> bool:
+    """JSON equality, for instances and for the values inside schemas alike: ``true != 1``,
+    ``1 == 1.0``, numbers as the decimal text they serialise to, objects unordered, strings by
+    scalar; iterative, so a deep value cannot exhaust the recursion limit."""
+    stack = [(a, b)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is type(b) and type(a) in _SCALARS:  # most comparisons: Python's equality is JSON's
+            if a != b:
+                return False
+        elif isinstance(a, bool) or isinstance(b, bool):
+            return False  # a boolean and something else
+        elif is_number(a) and is_number(b):
+            if decimal_of(a) != decimal_of(b):
+                return False
+        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b))
+        elif isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
 
 
 def non_negative_int(value) -> bool:

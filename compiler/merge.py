@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from .check import json_equal
 from .errors import UnsupportedKeyword
 from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
 
@@ -36,20 +37,8 @@ def is_trivial(schema) -> bool:
     return schema is True or (isinstance(schema, dict) and not constraints(schema))
 
 
-def _json_equal(a, b) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
 def json_in(value, values) -> bool:
-    return any(_json_equal(value, v) for v in values)
+    return any(json_equal(value, v) for v in values)
 
 
 def both(a, b):
@@ -147,14 +136,14 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                         for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
         elif key == "multipleOf":
             out[key] = _merge_multiple(va, vb, pointer)
-        elif key == "anyOf" and _json_equal(va, vb):  # the same branches twice (a $ref met with itself)
+        elif key == "anyOf" and json_equal(va, vb):  # the same branches twice (a $ref met with itself)
             continue
         elif key == "anyOf":
             out[key] = _branch_pairs(out, va, vb, pointer)
-        elif key == "contains" and not _json_equal(va, vb) and not any(
+        elif key == "contains" and not json_equal(va, vb) and not any(
                 k in side for side in (a, b) for k in ("minContains", "maxContains")):
             out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
-        elif key == "oneOf" and isinstance(vb, list) and vb and not _json_equal(va, vb):
+        elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
             # exactly one of each: the second as branches that exclude each other, met with any anyOf
             alone = exactly_one(vb)
             out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer) if "anyOf" in out else alone
@@ -164,7 +153,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             out[key] = {"anyOf": [*(va["anyOf"] if _is_union(va) else [va]), vb]}
         elif key in MARKERS:
             out[key] = va if key == "_not_integer" else type(va)(va) + type(va)(vb)
-        elif _json_equal(va, vb):
+        elif json_equal(va, vb):
             continue
         else:
             raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")

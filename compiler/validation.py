@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
 from fractions import Fraction
 
-from compiler.check import LISTS, check_document, is_number
+from compiler.check import LISTS, check_document, decimal_of, is_number, json_equal
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
@@ -51,35 +50,6 @@ def validate(instance, schema, *, dialect: str = "portable", resources=None) -> 
 
 
 # --- JSON values -----------------------------------------------------------------------------------
-
-def _decimal(x) -> Decimal:
-    """The exact value of the decimal text `x` serialises to (``json.dumps`` writes ``repr``)."""
-    return Decimal(x) if isinstance(x, int) else Decimal(repr(x))
-
-
-def json_equal(a, b) -> bool:
-    """JSON equality: ``true != 1``, ``1 == 1.0``, objects unordered, strings by scalar."""
-    stack = [(a, b)]
-    while stack:
-        a, b = stack.pop()
-        if isinstance(a, bool) or isinstance(b, bool):
-            if not (isinstance(a, bool) and isinstance(b, bool) and a == b):
-                return False
-        elif is_number(a) and is_number(b):
-            if _decimal(a) != _decimal(b):
-                return False
-        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            if len(a) != len(b):
-                return False
-            stack.extend(zip(a, b))
-        elif isinstance(a, dict) and isinstance(b, dict):
-            if a.keys() != b.keys():
-                return False
-            stack.extend((a[k], b[k]) for k in a)
-        elif type(a) is not type(b) or a != b:
-            return False
-    return True
-
 
 def _json_type(x) -> str | None:
     if x is None:
@@ -357,28 +327,28 @@ class Validator:
 
     def _number(self, instance, schema: dict, path) -> list[str]:
         errors = []
-        value = _decimal(instance)
+        value = decimal_of(instance)
         where = lambda: _show(pointer_of(path))  # noqa: E731
         exclusive_min = schema.get("exclusiveMinimum")
         exclusive_max = schema.get("exclusiveMaximum")
         if "minimum" in schema:
-            bound = _decimal(schema["minimum"])
+            bound = decimal_of(schema["minimum"])
             if exclusive_min is True and value <= bound:
                 errors.append(f"{where()}: at or below exclusive minimum {_num(schema['minimum'])}")
             elif value < bound:
                 errors.append(f"{where()}: below minimum {_num(schema['minimum'])}")
         if "maximum" in schema:
-            bound = _decimal(schema["maximum"])
+            bound = decimal_of(schema["maximum"])
             if exclusive_max is True and value >= bound:
                 errors.append(f"{where()}: at or above exclusive maximum {_num(schema['maximum'])}")
             elif value > bound:
                 errors.append(f"{where()}: above maximum {_num(schema['maximum'])}")
-        if is_number(exclusive_min) and value <= _decimal(exclusive_min):
+        if is_number(exclusive_min) and value <= decimal_of(exclusive_min):
             errors.append(f"{where()}: at or below exclusive minimum {_num(exclusive_min)}")
-        if is_number(exclusive_max) and value >= _decimal(exclusive_max):
+        if is_number(exclusive_max) and value >= decimal_of(exclusive_max):
             errors.append(f"{where()}: at or above exclusive maximum {_num(exclusive_max)}")
         if "multipleOf" in schema:
-            quotient = Fraction(value) / Fraction(_decimal(schema["multipleOf"]))
+            quotient = Fraction(value) / Fraction(decimal_of(schema["multipleOf"]))
             if quotient.denominator != 1:
                 errors.append(f"{where()}: not a multiple of {_num(schema['multipleOf'])}")
             elif self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:

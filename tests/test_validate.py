@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+import constrain
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
 from constrain.validate import MAX_DEPTH, Validator, json_equal, validate
 
@@ -517,3 +518,13 @@ def test_agrees_with_the_compiled_grammar(schema, instance):
     valid = validate(instance, schema) == []
     event("valid" if valid else "invalid")
     assert valid == grammar.accepts(text), text
+
+
+@pytest.mark.parametrize("left,right", [(int(1.2345678901234567e25), 1.2345678901234567e25), (1, True), ([0], [False])])
+def test_merged_enums_compare_values_as_validate_does(left, right):
+    """An allOf of two enums keeps only values JSON-equal in both (numbers by their decimal text): the
+    integer a large float rounds to is not that float, so no value is left and compiling refuses it."""
+    schema = {"allOf": [{"enum": [left]}, {"enum": [right]}]}
+    assert constrain.validate(left, schema)
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile(schema)
