@@ -106,6 +106,17 @@ class CountedBlock:
         n, q = divmod(s - self.first, self.width)
         return (self.exit,) if self.template.accepting[q] and n >= self.lo else ()
 
+    def every_row(self, kind: str) -> list[tuple]:
+        """Every state's row of ``kind`` at once, for a block of one count (``lo`` 0, no ``hi``: an
+        additional key's, a free string's pattern or format), whose rows read into itself."""
+        base, exit_ = self.first, self.exit
+        if kind == "edges_of":
+            return [tuple([(lo, hi, base + t) for lo, hi, t in row]) for row in self.template.edges]
+        if kind == "calls_of":
+            frags = self.fragments
+            return [tuple([(frags[k], base + t) for k, t in row]) for row in self.template.calls]
+        return [(exit_,) if accepting else () for accepting in self.template.accepting]
+
     def representative(self, n: int, reach: int) -> int:
         """The count standing for ``n`` where only texts of at most ``reach`` scalars are read: far
         below ``lo``, and from ``lo`` to far below ``hi``, every count opens the exit at the same
@@ -158,10 +169,13 @@ class Rows(dict):
 
     def __missing__(self, s: int):
         if 0 <= s < len(self.written):
-            row = self.written[s]
-        else:
-            row = getattr(block_of(self.blocks, self.starts, s), self.kind)(s)
-        self[s] = row
+            row = self[s] = self.written[s]
+            return row
+        block = block_of(self.blocks, self.starts, s)
+        if block.hi is None and block.lo == 0:  # one count: its rows all made at once
+            self.update(zip(range(block.first, block.first + block.size), block.every_row(self.kind)))
+            return self[s]
+        row = self[s] = getattr(block, self.kind)(s)
         return row
 
     def __len__(self) -> int:
