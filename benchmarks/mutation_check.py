@@ -1,6 +1,6 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
 keywords (complements, exactly-one, conditionals, contains), the unevaluated keywords and the
-keyword check every compile runs first, one at a time.
+keyword check every compile runs first, JSON equality and the shipped format table, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -82,6 +82,8 @@ MUTATIONS = [
      "ranges = list(_without_surrogates(ranges))", "ranges = list(ranges)"),
     ("keys beyond the names spelled as free strings", "compiler/scalars.py",
      "plan = self.string_plan(rest, plans, spelling == KEY)", "plan = self.string_plan(rest, plans, False)"),
+    ("keys beyond the names as a block spelled as free strings", "compiler/scalars.py",
+     "self.counted_string(dfa, 0, None, open_, close, literal=True)", "self.counted_string(dfa, 0, None, open_, close)"),
     ("any-root default changed to objects", "compiler/lower.py",
      'types = set(TYPES) - {"integer"}', 'types = {"object"}'),
     ("any value without null", "compiler/containers.py",
@@ -137,9 +139,19 @@ CHECK_MUTATIONS = [
 ]
 
 
+VALUE_TESTS = ["tests/test_validate.py", "tests/test_prebuilt.py"]
+VALUE_MUTATIONS = [
+    ("numbers compared as Python does, not by their decimal text", "compiler/check.py",
+     "if decimal_of(a) != decimal_of(b):", "if a != b:"),
+    ("a table of other code read", "compiler/prebuilt.py",
+     'return table["terms"] if table.get("fingerprint") == fingerprint() else {}', 'return table["terms"]'),
+]
+
+
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
-                            (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS)]
+                            (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
+                            (VALUE_TESTS, VALUE_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)
