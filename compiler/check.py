@@ -64,6 +64,19 @@ def json_equal(a, b) -> bool:
     return True
 
 
+def numeric_bounds(rules: dict) -> tuple:
+    """``minimum``, ``maximum``, ``exclusiveMinimum`` and ``exclusiveMaximum`` (None where absent),
+    draft 4's boolean flags moved onto their bound: ``{"minimum": 5, "exclusiveMinimum": true}`` is
+    an exclusive minimum of 5, for the lowering and for validate alike."""
+    lo, hi = rules.get("minimum"), rules.get("maximum")
+    xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
+    if isinstance(xlo, bool):
+        xlo, lo = (lo, None) if xlo else (None, lo)
+    if isinstance(xhi, bool):
+        xhi, hi = (hi, None) if xhi else (None, hi)
+    return lo, hi, xlo, xhi
+
+
 def non_negative_int(value) -> bool:
     """JSON Schema counts: non-negative integers, where 2.0 is an integer (draft 6 on)."""
     if isinstance(value, bool):

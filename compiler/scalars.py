@@ -19,7 +19,7 @@ from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .check import is_number
+from .check import is_number, numeric_bounds
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
 
@@ -45,12 +45,7 @@ class ScalarLowering:
         self.lower_number(rules, slot, src, dst, integer=True)
 
     def lower_number(self, rules, slot, src, dst, integer=False):
-        lo, hi = rules.get("minimum"), rules.get("maximum")
-        xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
-        if isinstance(xlo, bool):  # draft 4: a flag on minimum
-            xlo, lo = (lo, None) if xlo else (None, lo)
-        if isinstance(xhi, bool):
-            xhi, hi = (hi, None) if xhi else (None, hi)
+        lo, hi, xlo, xhi = numeric_bounds(rules)
         if rules.get("_not_integer") and integer:
             return self.never(slot, "'not integer' of an integer")
         portable = self.options.dialect == "portable"

@@ -22,7 +22,7 @@ import json
 import math
 from fractions import Fraction
 
-from compiler.check import LISTS, check_document, decimal_of, is_number, json_equal
+from compiler.check import LISTS, check_document, decimal_of, json_equal, numeric_bounds
 from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
@@ -329,24 +329,15 @@ class Validator:
         errors = []
         value = decimal_of(instance)
         where = lambda: _show(pointer_of(path))  # noqa: E731
-        exclusive_min = schema.get("exclusiveMinimum")
-        exclusive_max = schema.get("exclusiveMaximum")
-        if "minimum" in schema:
-            bound = decimal_of(schema["minimum"])
-            if exclusive_min is True and value <= bound:
-                errors.append(f"{where()}: at or below exclusive minimum {_num(schema['minimum'])}")
-            elif value < bound:
-                errors.append(f"{where()}: below minimum {_num(schema['minimum'])}")
-        if "maximum" in schema:
-            bound = decimal_of(schema["maximum"])
-            if exclusive_max is True and value >= bound:
-                errors.append(f"{where()}: at or above exclusive maximum {_num(schema['maximum'])}")
-            elif value > bound:
-                errors.append(f"{where()}: above maximum {_num(schema['maximum'])}")
-        if is_number(exclusive_min) and value <= decimal_of(exclusive_min):
-            errors.append(f"{where()}: at or below exclusive minimum {_num(exclusive_min)}")
-        if is_number(exclusive_max) and value >= decimal_of(exclusive_max):
-            errors.append(f"{where()}: at or above exclusive maximum {_num(exclusive_max)}")
+        lo, hi, xlo, xhi = numeric_bounds(schema)
+        if lo is not None and value < decimal_of(lo):
+            errors.append(f"{where()}: below minimum {_num(lo)}")
+        if hi is not None and value > decimal_of(hi):
+            errors.append(f"{where()}: above maximum {_num(hi)}")
+        if xlo is not None and value <= decimal_of(xlo):
+            errors.append(f"{where()}: at or below exclusive minimum {_num(xlo)}")
+        if xhi is not None and value >= decimal_of(xhi):
+            errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
         if "multipleOf" in schema:
             quotient = Fraction(value) / Fraction(decimal_of(schema["multipleOf"]))
             if quotient.denominator != 1:
