@@ -93,14 +93,21 @@ class CountedBlock:
             return q, self.first + min(n + 1, self.lo) * self.width
         return q, (self.first + (n + 1) * self.width) if n < self.hi else -1
 
+    def _edges(self, q: int, base: int) -> Edges:
+        """Template state ``q``'s edges into the count whose template state 0 is ``base``."""
+        return tuple([(lo, hi, base + t) for lo, hi, t in self.template.edges[q]])
+
+    def _calls(self, q: int, base: int) -> Calls:
+        frags = self.fragments
+        return tuple([(frags[k], base + t) for k, t in self.template.calls[q]])
+
     def edges_of(self, s: int) -> Edges:
         q, base = self._next_row(s)
-        return () if base < 0 else tuple([(lo, hi, base + t) for lo, hi, t in self.template.edges[q]])
+        return () if base < 0 else self._edges(q, base)
 
     def calls_of(self, s: int) -> Calls:
         q, base = self._next_row(s)
-        frags = self.fragments
-        return () if base < 0 else tuple([(frags[k], base + t) for k, t in self.template.calls[q]])
+        return () if base < 0 else self._calls(q, base)
 
     def eps_of(self, s: int) -> tuple[int, ...]:
         n, q = divmod(s - self.first, self.width)
@@ -109,13 +116,11 @@ class CountedBlock:
     def every_row(self, kind: str) -> list[tuple]:
         """Every state's row of ``kind`` at once, for a block of one count (``lo`` 0, no ``hi``: an
         additional key's, a free string's pattern or format), whose rows read into itself."""
-        base, exit_ = self.first, self.exit
-        if kind == "edges_of":
-            return [tuple([(lo, hi, base + t) for lo, hi, t in row]) for row in self.template.edges]
-        if kind == "calls_of":
-            frags = self.fragments
-            return [tuple([(frags[k], base + t) for k, t in row]) for row in self.template.calls]
-        return [(exit_,) if accepting else () for accepting in self.template.accepting]
+        assert self.hi is None and self.lo == 0, "every_row: a block of one count"
+        if kind == "eps_of":
+            return [(self.exit,) if accepting else () for accepting in self.template.accepting]
+        row = self._edges if kind == "edges_of" else self._calls
+        return [row(q, self.first) for q in range(self.width)]
 
     def representative(self, n: int, reach: int) -> int:
         """The count standing for ``n`` where only texts of at most ``reach`` scalars are read: far
