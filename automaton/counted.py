@@ -158,19 +158,28 @@ class CountedBlock:
 
 
 class Rows(dict):
-    """A program's per-state table (edges, epsilon moves or calls) over its written states and its
-    counted blocks, which make theirs when first asked: ``rows[s]`` as for a tuple. A dict of the
-    rows asked so far, so that asking again is the dict's own lookup, in C (the lazy DFA and the
-    room analysis ask a state's rows again and again: a method per lookup cost cold masks 12%)."""
+    """A program's per-state table (edges, epsilon moves or calls) over its written states, its
+    counted blocks, which make theirs when first asked, and the segments of its waiting fragments
+    (``Program.enter``): ``rows[s]`` as for a tuple. A dict of the rows asked so far, so that
+    asking again is the dict's own lookup, in C (the lazy DFA and the room analysis ask a state's
+    rows again and again: a method per lookup cost cold masks 12%)."""
 
-    __slots__ = ("blocks", "kind", "starts", "written")
+    __slots__ = ("blocks", "kind", "starts", "written", "grown")
 
-    def __init__(self, written: tuple, blocks: list[CountedBlock], kind: str):
+    def __init__(self, written: tuple, blocks: list[CountedBlock], starts: list[int], kind: str, grown=()):
         super().__init__()
         self.written = written
-        self.blocks = blocks
-        self.starts = [b.first for b in blocks]
+        self.blocks = blocks  # the program's lists, which segments extend
+        self.starts = starts
         self.kind = kind  # "edges_of", "calls_of" or "eps_of"
+        self.grown: list[tuple[int, tuple]] = []
+        for first, rows in grown:
+            self.grow(first, rows)
+
+    def grow(self, first: int, rows: tuple) -> None:
+        """Add a segment's written rows, numbered from ``first``."""
+        self.grown.append((first, rows))
+        self.update(zip(range(first, first + len(rows)), rows))
 
     def __missing__(self, s: int):
         if 0 <= s < len(self.written):
@@ -183,12 +192,8 @@ class Rows(dict):
         row = self[s] = getattr(block, self.kind)(s)
         return row
 
-    def __len__(self) -> int:
-        last = self.blocks[-1]
-        return last.first + last.size
-
-    def __reduce__(self):
-        return Rows, (self.written, self.blocks, self.kind)  # what was asked is asked again
+    def __reduce__(self):  # what was asked is asked again
+        return Rows, (self.written, self.blocks, self.starts, self.kind, self.grown)
 
 
 def block_of(blocks: list[CountedBlock], starts: list[int], s: int) -> CountedBlock:

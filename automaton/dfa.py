@@ -26,10 +26,10 @@ from itertools import compress
 
 import numpy as np
 
-from .counted import block_of
 from .program import Program
 
 DEAD = -1
+STACK_WIDTH = 1 << 40  # program states a stack key leaves room for (a program grows: ``Program.enter``)
 FEW_MOVES = 64  # bytes read up to which a state lists them (``moves``)
 _UNSEEN = object()
 EMPTY = 0  # the empty stack's number
@@ -63,7 +63,7 @@ class LazyDFA:
         self._parent = array("q", [EMPTY])
         self._top = array("q", [-1])
         self._left = array("q", [program.max_depth])
-        self._width = program.size
+        self._width = STACK_WIDTH
         # parent * program size + top -> number; numbers in it start at 1, so the hot loops'
         # ``ids.get(key) or push(...)`` calls ``_push`` for a new stack only
         self._stack_ids: dict[int, int] = {}
@@ -101,24 +101,12 @@ class LazyDFA:
         self._kind = bytearray()
         self._represented: dict[int, dict[int, int]] = {}
         self._closed_twins: dict[int, dict] = {}  # per kind, as ``_closed``
-        self._block_starts = [block.first for block in program.counted]
         # the written states' rows, read from their tuples (``Rows`` makes a counted block's, which
-        # are numbered after them, through a dict: the hot loops ask it only for those)
+        # are numbered after them, and a grown segment's, through a dict: the hot loops ask it only for those)
         self._stop = program.written
         self._written_edges, self._written_eps, self._written_calls = program.written_rows()
-        frags = program.fragments
-        costly = [f.costs_depth for f in frags]
-        # per program state, the written ones then each counted block's (never a fragment's final
-        # state, and not simple: a counted state may leave its block)
-        self._costs = bytes(map(costly.__getitem__, program.owner)) + b"".join(
-            (b"\x01" if costly[block.owner] else b"\x00") * block.size for block in program.counted)
-        is_final = bytearray(program.size)
-        for f in frags:
-            is_final[f.final] = 1
-        self._is_final = bytes(is_final)
-        # states whose closure is themselves: byte edges only, not a fragment's final state
-        self._simple = bytes([1 if edges and not eps and not calls and not final else 0 for edges, eps, calls, final
-                              in zip(*program.written_rows(), is_final)]) + bytes(program.size - program.written)
+        # per program state (the program's own arrays, grown in place with its segments)
+        self._costs, self._is_final, self._simple = program.costs, program.is_final, program.simple
         root = program.fragments[program.root]
         self.start = self._intern(self._close_one(self._push(EMPTY, root.start)))
 
@@ -203,11 +191,11 @@ class LazyDFA:
             x = self._parent[x]
         base = memo[x] if x != EMPTY else EMPTY
         program = self.program
-        written, blocks, starts = program.written, program.counted, self._block_starts
+        written = program.written
         for y in reversed(path):
             top = self._top[y]
-            if top >= written:
-                block = block_of(blocks, starts, top)
+            block = program.block_at(top) if top >= written else None
+            if block is not None:
                 n, q = divmod(top - block.first, block.width)
                 top = block.first + block.representative(n, reach) * block.width + q
             base = memo[y] = y if base == self._parent[y] and top == self._top[y] else self._push(base, top)
@@ -348,7 +336,7 @@ class LazyDFA:
         prog = self.program
         edges, eps, calls, frags = prog.edges, prog.eps, prog.calls, prog.fragments
         stop, written_edges, written_eps, written_calls = self._stop, self._written_edges, self._written_eps, self._written_calls
-        costs, is_final = self._costs, self._is_final
+        costs, is_final, waiting = self._costs, self._is_final, prog.waiting
         seen: set[tuple[int, ...]] = set()
         stack = [((state,), left)]
         tails = []
@@ -380,6 +368,8 @@ class LazyDFA:
                     frag = frags[g]
                     inner = left - 1 if frag.costs_depth else left
                     if inner >= 0 and live[r] and prog.live(inner)[frag.start]:
+                        if waiting and g in waiting:
+                            prog.enter(g)  # lowered now: its start moves to the new segment
                         stack.append((c[:-1] + (r, frag.start), left_below - costs[r] - costs[frag.start]))
         return tuple(tails), returns
 

@@ -303,10 +303,9 @@ class TokenIndex:
         self._reach: dict[tuple[int, TextClass], TextReach] = {}
         self._rooms: dict[TextClass, dict[int, int]] = {}  # per text class: state -> ``_best_room``
         self._cache: dict[int, np.ndarray] = {}  # in the order computed
-        # masks shared by counts (``shared_state``), where some counted block has counts that can share
-        longest = self.tries.longest
-        self._shared: dict[int, int] | None = {} if any(
-            block.merges_counts(longest) for block in self.dfa.program.counted) else None
+        # masks shared by counts (``shared_state``), once some counted block has counts that can share
+        self._shared: dict[int, int] | None = None
+        self._blocks_seen = 0  # counted blocks looked at for that (a program grows: ``Program.enter``)
         self.max_entries = max(16, max_cache_bytes // max(1, self.size))
         self.serial = next(_SERIALS)
         weakref.finalize(self, MASKS.forget, self.serial, self._cache)
@@ -379,7 +378,14 @@ class TokenIndex:
         """The state whose mask ``state`` has (``LazyDFA.mask_state``): itself unless the program
         has counts far from their bounds, which share one."""
         if self._shared is None:
-            return state
+            blocks = self.dfa.program.counted
+            if len(blocks) == self._blocks_seen:
+                return state
+            longest = self.tries.longest
+            if not any(block.merges_counts(longest) for block in blocks[self._blocks_seen:]):
+                self._blocks_seen = len(blocks)
+                return state
+            self._shared = {}
         found = self._shared.get(state)
         if found is None:
             found = self._shared[state] = self.dfa.mask_state(state, self.tries.longest)

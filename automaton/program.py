@@ -13,12 +13,19 @@ states known to finish exactly when one witness state does (``finishes_like``: a
 string is tens of thousands of states) is settled by that witness, and its edges are not analysed.
 A counted block (``automaton.counted``) is not even written: its states are numbered after the
 written ones and made when asked for, and its liveness is arithmetic.
+
+A fragment may also *wait* (``defer``): it is lowered when the automaton first enters it
+(``enter``), into a segment of new states numbered after all the others, whose liveness is computed
+then, with the rest of the program's fixed. The compiler defers only fragments that lie on no call
+cycle and surely can finish (``compiler.deferral``), so their starts are live before they exist.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
+from .collector import collector_paused
 from .counted import CountedBlock, Rows
 
 
@@ -58,6 +65,13 @@ class Program:
         self._stable = False  # the liveness levels reached their fixpoint before ``max_depth``
         self.included = 0  # states taken from a prelude (``include``), numbered first
         self._base: Program | None = None  # that prelude, when its liveness is settled (``settle``)
+        # waiting fragments -> whether they can finish with no recursive frame to spare (``defer``)
+        self.waiting: dict[int, bool] = {}
+        self.expander = None  # (fragment, start, final) -> None: writes a waiting fragment's body
+        self.block_starts: list[int] = []  # each counted block's first state, in order
+        # per state, after ``finish``: whether it pushes a depth-costing frame, ends its fragment, and
+        # reads bytes only (its closure is itself); grown with every segment
+        self.costs = self.is_final = self.simple = bytearray()
 
     # -- building ---------------------------------------------------------------------------
     def include(self, base: Program) -> None:
@@ -136,6 +150,12 @@ class Program:
         if len(states):
             self.blocks.append((states.start, states.stop, witness))
 
+    def defer(self, fragment: int, shallow: bool) -> None:
+        """Let ``fragment`` (created, nothing written) be lowered when first entered: it calls no
+        fragment on a cycle and can finish, with no recursive frame to spare when ``shallow`` (else
+        with one: the recursive "any value" it may call), which its start's liveness assumes."""
+        self.waiting[fragment] = shallow
+
     def counted_block(self, src: int, block: CountedBlock) -> None:
         """Enter ``block`` from ``src`` (an epsilon move to its start once it is numbered)."""
         self._counted_states += block.size
@@ -161,10 +181,179 @@ class Program:
         return len(self.owner)
 
     def written_rows(self) -> tuple[tuple, tuple, tuple]:
-        """The edges, epsilon moves and calls of the written states (after ``finish``)."""
-        if not self.counted:
+        """The edges, epsilon moves and calls of the states written at compile (after ``finish``)."""
+        if not isinstance(self.edges, Rows):
             return self.edges, self.eps, self.calls
         return self.edges.written, self.eps.written, self.calls.written
+
+    def block_at(self, s: int) -> CountedBlock | None:
+        """The counted block holding state ``s``, if one does."""
+        i = bisect_right(self.block_starts, s) - 1
+        if i < 0 or s < self.written:
+            return None
+        block = self.counted[i]
+        return block if s < block.first + block.size else None
+
+    # -- waiting fragments ------------------------------------------------------------------
+    def enter(self, g: int) -> None:
+        """Lower fragment ``g`` now if it waits (the automaton is about to enter it): its body is
+        written into a segment of new states, its start and final moved there. Callers hold the
+        automaton's lock."""
+        shallow = self.waiting.pop(g, None)
+        if shallow is None:
+            return
+        first, n_frags, n_counted, n_blocks = self.size, len(self.fragments), len(self.counted), len(self.blocks)
+        saved = self.edges, self.eps, self.calls, self.owner, self.max_states, self._counted_states, self._entries
+        self.edges, self.eps, self.calls, self.owner = (_Tail(first) for _ in range(4))
+        self._counted_states, self._entries = 0, []
+        self.max_states = 1 << 62  # ``compiler.deferral`` vouched for the size of what waits
+        try:
+            with collector_paused():  # as a compile is: a segment is thousands of new small objects
+                start, final = self.new_state(g), self.new_state(g)
+                self.expander(g, start, final)
+                rows, live = self._close_segment(first, n_frags, n_counted, n_blocks, g, start, final)
+        finally:
+            self.edges, self.eps, self.calls, self.owner, self.max_states, counted, self._entries = saved
+        grown = len(live[0])
+        for table, segment in zip((self.edges, self.eps, self.calls), rows):
+            table.grow(first, segment)
+        done: set[int] = set()
+        for d, level in enumerate(self._live):  # levels that agree are one object: grown once
+            if id(level) not in done:
+                done.add(id(level))
+                level += live[min(d, len(live) - 1)]
+        self._counted_states = counted + grown
+        frag = self.fragments[g]
+        frag.start, frag.final = start, final
+
+    def _close_segment(self, first: int, n_frags: int, n_counted: int, n_blocks: int, g: int, start: int,
+                       final: int) -> tuple[tuple, list[bytearray]]:
+        """Number the segment's counted blocks, freeze its rows, grow the per-state flags and
+        compute its liveness at depth 0 and 1 (what it calls lies on no cycle, so every depth from 1
+        on agrees); return its rows and those two levels."""
+        written = len(self.owner)
+        nxt = written
+        for block in self.counted[n_counted:]:
+            block.first, nxt = nxt, nxt + block.size
+            self.block_starts.append(block.first)
+            self.plain_forever.update(block.plain_forever())
+        for src, block in self._entries:
+            self.eps[src].append(block.entry)
+        rows = tuple(tuple(map(tuple, table)) for table in (self.edges, self.eps, self.calls))
+        new = self.fragments[n_frags:]
+        assert not any(f.costs_depth for f in new), "a waiting fragment reached a call cycle"
+        finals = [final] + [f.final for f in new]
+        self.costs += bytes(nxt - first)
+        is_final = bytearray(nxt - first)
+        for t in finals:
+            is_final[t - first] = 1
+        self.is_final += is_final
+        self.simple += bytes(_simple(*rows, is_final)) + bytes(nxt - written)
+        waiting = [(f.start, self.waiting[g2]) for g2, f in enumerate(new, n_frags) if g2 in self.waiting]
+        seeds = [finals + [t for t, shallow in waiting if shallow], [t for t, shallow in waiting if not shallow]]
+        live = self._segment_live(first, nxt, rows, n_frags, n_counted, n_blocks, seeds[: min(2, len(self._live))])
+        old = self.fragments[g].start
+        for d, level in enumerate(live):
+            if self._live[d][old] and not level[start - first]:
+                raise RuntimeError(f"internal error: fragment {g} was deferred but cannot finish at depth {d}")
+        return rows, live
+
+    def _segment_live(self, first: int, stop: int, rows: tuple, n_frags: int, n_counted: int, n_blocks: int,
+                      seeds: list[list[int]]) -> list[bytearray]:
+        """Which of a new segment's states ``first..stop`` can finish their fragment at depth 0 and 1
+        (``seeds[d]``: states live from depth ``d`` on), the older states' levels as they are:
+        ``_liveness`` for one segment, its graph built once and level 1 grown from level 0."""
+        edges, eps, calls = rows
+        old = self._live
+        frags = self.fragments
+        rep: dict[int, int] = {}  # a block's states are represented by its (settled) witness
+        blocks = self.blocks[n_blocks:]
+        for b0, b1, witness in blocks:
+            rep.update(dict.fromkeys(range(b0, b1), witness))
+        for s, w in rep.items():
+            while w in rep and rep[w] != w:
+                w = rep[w]
+            rep[s] = w
+        rep = {s: w for s, w in rep.items() if s != w}
+        counted = self.counted[n_counted:]
+        for block in counted:  # entered at its start, which finishes when its exit does
+            rep[block.entry] = rep.get(block.exit, block.exit)
+        size = stop - first
+        preds: list[list[int]] = [[] for _ in range(size)]  # by state - first, as the others
+        to_old: list[tuple[int, int]] = []  # (state, older state it moves to)
+        old_calls: dict[int, list[tuple[int, int]]] = {}  # return state -> (caller, older fragment)
+        by_return: dict[int, list[tuple[int, int]]] = {}  # the same for the segment's own fragments
+        by_callee: dict[int, list[tuple[int, int]]] = {}
+        for i, (s_edges, s_eps, s_calls) in enumerate(zip(edges, eps, calls)):
+            s = first + i
+            if s in rep:
+                continue
+            for t in [t for _, _, t in s_edges] + list(s_eps):
+                t = rep.get(t, t)
+                if t < first:
+                    to_old.append((s, t))
+                else:
+                    preds[t - first].append(s)
+            for g, r in s_calls:
+                r = rep.get(r, r)
+                if frags[g].start >= first:  # a fragment of this segment: its start is settled here
+                    by_return.setdefault(r, []).append((s, g))
+                    by_callee.setdefault(g, []).append((s, r))
+                else:
+                    old_calls.setdefault(r, []).append((s, g))
+        starts = {frags[g].start: g for g in range(n_frags, len(frags))}
+        levels: list[bytearray] = []
+        for d, level_seeds in enumerate(seeds):
+            live = bytearray(levels[-1]) if levels else bytearray(size)
+            old_d, below = old[d], old[d - 1] if d else None
+            enters = {g: (below is not None and below[frags[g].start]) if frags[g].costs_depth else old_d[frags[g].start]
+                      for pairs in old_calls.values() for _, g in pairs}
+            todo = list(level_seeds)
+            todo += [s for s, t in to_old if old_d[t]]
+            if d:  # what depth 1 lets in anew
+                todo += [s for r, pairs in old_calls.items() if live[r - first] for s, g in pairs if enters[g]]
+            todo = [t for t in todo if not live[t - first]]
+            for t in todo:
+                live[t - first] = 1
+            while todo:
+                t = todo.pop()
+                for s in preds[t - first]:
+                    if not live[s - first]:
+                        live[s - first] = 1
+                        todo.append(s)
+                for s, g in old_calls.get(t, ()):
+                    if enters[g] and not live[s - first]:
+                        live[s - first] = 1
+                        todo.append(s)
+                for s, g in by_return.get(t, ()):
+                    if live[frags[g].start - first] and not live[s - first]:
+                        live[s - first] = 1
+                        todo.append(s)
+                g = starts.get(t)
+                if g is not None:
+                    for s, r in by_callee.get(g, ()):
+                        if live[r - first] and not live[s - first]:
+                            live[s - first] = 1
+                            todo.append(s)
+            for b0, b1, witness in blocks:
+                w = rep.get(witness, witness)
+                if live[w - first] if w >= first else old_d[w]:
+                    live[b0 - first:b1 - first] = b"\x01" * (b1 - b0)
+            for block in counted:
+                x = rep.get(block.exit, block.exit)
+                if live[x - first] if x >= first else old_d[x]:
+                    live[block.first - first:block.first - first + block.size] = block.live_bytes()
+            levels.append(live)
+        return levels
+
+    def expand_all(self) -> None:
+        """Lower every waiting fragment (before pickling: a pickled program is whole)."""
+        while self.waiting:
+            self.enter(next(iter(self.waiting)))
+
+    def __getstate__(self):
+        self.expand_all()
+        return {**self.__dict__, "expander": None}
 
     # -- analysis ---------------------------------------------------------------------------
     def finish(self, root: int) -> None:
@@ -185,8 +374,16 @@ class Program:
         self._mark_recursive()
         self._live = self._liveness()
         self._base = None  # read by the analysis only (a pickled grammar need not carry it)
-        if self.counted:
-            self.edges, self.eps, self.calls = (Rows(rows, self.counted, kind) for rows, kind in (
+        self.block_starts = [block.first for block in self.counted]
+        costly = [f.costs_depth for f in self.fragments]
+        self.costs = bytearray(map(costly.__getitem__, self.owner)) + b"".join(
+            (b"\x01" if costly[block.owner] else b"\x00") * block.size for block in self.counted)
+        self.is_final = bytearray(self.size)
+        for f in self.fragments:
+            self.is_final[f.final] = 1
+        self.simple = bytearray(_simple(self.edges, self.eps, self.calls, self.is_final)) + bytes(self.size - self.written)
+        if self.counted or self.waiting:
+            self.edges, self.eps, self.calls = (Rows(rows, self.counted, self.block_starts, kind) for rows, kind in (
                 (self.edges, "edges_of"), (self.eps, "eps_of"), (self.calls, "calls_of")))
 
     def _mark_recursive(self) -> None:
@@ -322,6 +519,9 @@ class Program:
 
         live = bytearray(self.size)
         finals = list({f.final for f in frags if f.final >= skip})
+        # a waiting fragment's start is live where it surely can finish (``defer``)
+        finals += [frags[g].start for g, shallow in self.waiting.items() if shallow]
+        deep = [frags[g].start for g, shallow in self.waiting.items() if not shallow]
         for t in finals:
             live[t] = 1
         propagate(live, finals + from_base(live, 0, None), None)
@@ -336,6 +536,9 @@ class Program:
             callable_.update(fresh)
             live = bytearray(below)  # levels only grow: start from the one below
             todo = from_base(live, len(levels), below)
+            for t in deep if len(levels) == 1 else ():
+                live[t] = 1
+                todo.append(t)
             for g in fresh:
                 for s, r in by_callee.get(g, ()):
                     if not live[s] and live[r]:
@@ -378,3 +581,27 @@ class Program:
         frag = self.fragments[self.root]
         depth = self.max_depth - (1 if frag.costs_depth else 0)
         return depth >= 0 and bool(self.live(depth)[frag.start])
+
+
+def _simple(edges, eps, calls, is_final) -> list[int]:
+    """Per state, whether its closure is itself: byte edges only, not a fragment's final state."""
+    return [1 if e and not p and not c and not f else 0 for e, p, c, f in zip(edges, eps, calls, is_final)]
+
+
+class _Tail(list):
+    """One table (edges, epsilon moves, calls or owners) of a segment while it is written, indexed
+    by state number from ``first`` on, as the whole table is before ``finish``."""
+
+    __slots__ = ("first",)
+
+    def __init__(self, first: int):
+        super().__init__()
+        self.first = first
+
+    def __getitem__(self, s: int):
+        if s < self.first:
+            raise IndexError(f"state {s} is not in the segment being written (from {self.first})")
+        return list.__getitem__(self, s - self.first)
+
+    def __len__(self) -> int:
+        return self.first + list.__len__(self)

@@ -21,6 +21,7 @@ class Options:
     max_states: int = 500_000
     max_seconds: float = 20.0
     dialect: str = "portable"  # "portable": what python-jsonschema, jsonschema-rs and Ajv all accept | "spec"
+    lazy: bool = True  # subschemas that cannot fail lowered when a generation first reaches them (``deferral.py``)
 
     def __post_init__(self):
         if self.whitespace not in ("compact", "bounded", "flexible"):

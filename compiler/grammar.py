@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import queue
 import threading
 from collections import OrderedDict, deque
-from contextlib import contextmanager
 
 from automaton.dfa import DEAD, LazyDFA
 from automaton.program import Program
 
 from .check import check_document
+from automaton.collector import collector_paused
 from .errors import InvalidSchema
 from .load import load_schema
 from .lower import Lowering, Options
@@ -88,6 +87,8 @@ class Grammar:
         return None
 
     def __getstate__(self):
+        with self.automaton._lock:
+            self.program.expand_all()  # a pickled grammar is whole: nothing left to lower later
         return {"program": self.program, "options": self.options, "warnings": self.warnings, "schema": self.schema}
 
     def __setstate__(self, state):
@@ -155,34 +156,6 @@ def _reset_freer_lock() -> None:
 os.register_at_fork(after_in_child=_reset_freer_lock)
 
 
-_PAUSES = 0
-_PAUSES_LOCK = threading.Lock()
-_PAUSED_BY_US = False
-
-
-@contextmanager
-def _collector_paused():
-    """Pause the cyclic garbage collector while compiling (process-wide, nested across threads).
-
-    A large schema builds hundreds of thousands of small lists and tuples that all live until the
-    program is finished; the collector would rescan them again and again, which was 30 to 55% of
-    the compile time of MaskBench's slowest schemas. A collector the caller switched off stays off.
-    """
-    global _PAUSES, _PAUSED_BY_US
-    with _PAUSES_LOCK:
-        if _PAUSES == 0:
-            _PAUSED_BY_US = gc.isenabled()
-            gc.disable()
-        _PAUSES += 1
-    try:
-        yield
-    finally:
-        with _PAUSES_LOCK:
-            _PAUSES -= 1
-            if _PAUSES == 0 and _PAUSED_BY_US:
-                gc.enable()
-
-
 def compile(schema, *, whitespace: str = "bounded", strict: bool = False, property_order: str = "schema",
             cache: bool = True, resources=None, **limits) -> Grammar:
     """Compile a JSON Schema (dict, bool, JSON text or pydantic model class) into a ``Grammar``.
@@ -211,7 +184,7 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
                 return hit
     document = SchemaDocument(root)
     check_document(document)
-    with _collector_paused():
+    with collector_paused():
         lowering = Lowering(document, options)
         program = lowering.compile()
         grammar = Grammar(program, options, lowering.warnings, root)

@@ -16,6 +16,7 @@ from automaton.program import Program, ProgramTooLarge
 
 from . import chardfa
 from .containers import ContainerLowering
+from .deferral import Deferral
 from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
@@ -59,18 +60,21 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.evaluation = Evaluation(document)
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
+        # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
+        self.deferral = Deferral(document, options.property_order == "any") if options.lazy and with_prelude else None
+        self._waiting: dict[int, tuple] = {}
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
         try:
             root = self.fragment(self.doc.root, Slot(""))
-            while self._queue:
-                if time.monotonic() > self._deadline:
-                    raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
-                frag, schema, slot = self._queue.pop()
-                self._slot = slot
-                f = self.prog.fragments[frag]
-                self.value(schema, slot, f.start, f.final)
+            self._lower_queue(root)
+            if self.prog.size + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:
+                while self._waiting:  # what waits may not fit the budget: lowered now, refused now if too large
+                    frag, (schema, slot, _) = self._waiting.popitem()
+                    del self.prog.waiting[frag]
+                    self._queue.append((frag, schema, slot))
+                    self._lower_queue(root, defer=False)
         except ProgramTooLarge as exc:
             raise SchemaTooComplex(self._slot.pointer, str(exc), self._slot.via) from None
         except RecursionError:
@@ -81,11 +85,38 @@ class Lowering(ScalarLowering, ContainerLowering):
             # it holds a bound method of this lowering: a cycle that only the collector would free,
             # with every table of the lowering in it (a third of a median compile went to that)
             self.complement = None
+        if self._waiting:
+            self.prog.expander = self.expand
         self.prog.finish(root)
         if not self.prog.root_is_live():
             slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")
             raise Unsatisfiable(slot.pointer, why, slot.via)
         return self.prog
+
+    def _lower_queue(self, root: int, defer: bool = True, deadline: bool = True) -> None:
+        """Lower the queued fragments, leaving to wait those that may (``deferral.py``)."""
+        while self._queue:
+            if deadline and time.monotonic() > self._deadline:
+                raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
+            frag, schema, slot = self._queue.pop()
+            verdict = self.deferral.verdict(schema) if defer and self.deferral is not None and frag != root else None
+            if verdict is not None:
+                self._waiting[frag] = (schema, slot, verdict[1])
+                self.prog.defer(frag, verdict[0])
+                continue
+            self._slot = slot
+            f = self.prog.fragments[frag]
+            self.value(schema, slot, f.start, f.final)
+
+    def expand(self, frag: int, start: int, final: int) -> None:
+        """Lower waiting fragment ``frag`` between ``start`` and ``final`` (``Program.enter``), and
+        what it queues (quiet too: nothing here can raise)."""
+        schema, slot, _ = self._waiting.pop(frag)
+        self._slot = slot
+        self.value(schema, slot, start, final)
+        self._lower_queue(-1, deadline=False)
+        if not self._waiting:
+            self.prog.expander = None  # nothing waits: the lowering's tables are freed with it
 
     def fragment(self, schema, slot: Slot) -> int:
         """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""

@@ -1,0 +1,208 @@
+"""Which subschemas may wait to be lowered until a generation first reaches them.
+
+A large document (a Kubernetes resource, a linter's configuration) is lowered whole at compile,
+though a generation visits a small part of it. A fragment may wait when lowering it later can
+change nothing that compiling says or decides:
+
+- it is *quiet*: every keyword in it and below it is one whose lowering raises nothing and warns of
+  nothing (``QUIET``, with the conditions ``_quiet_node`` checks), so a schema is still refused or
+  accepted whole at compile;
+- nothing below it lies on a ``$ref`` cycle: it never costs a recursive frame, and whether it can
+  finish does not depend on the depth left;
+- it is *inhabited*: some value satisfies it, so its start is live before it is lowered.
+
+The answer is conservative (a fragment it does not vouch for is lowered at compile, as before) and
+memoised per schema object.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .check import is_number, numeric_bounds
+from .containers import ANY_ORDER_MAX
+from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
+from .keywords import ANNOTATIONS
+from .refs import SchemaDocument
+
+COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
+QUIET = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
+    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
+    "enum", "const", "$ref", "$defs", "definitions", "$schema",
+}) | ANNOTATIONS
+_CHILDREN = ("properties", "additionalProperties", "items")
+_BUSY, _NO = object(), object()
+
+
+class Deferral:
+    """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
+
+    def __init__(self, document: SchemaDocument, any_order: bool):
+        self.doc = document
+        self.any_order = any_order
+        self._quiet: dict[int, object] = {}  # id -> _BUSY, False, or the subtree's weight
+        self._inhabited_memo: dict[tuple[int, int], bool] = {}
+        self._keep: list = []  # schemas judged by id, kept alive so their ids stay theirs
+
+    def verdict(self, schema) -> tuple[bool, int] | None:
+        """None: lower it now; else whether it can finish with no recursive frame to spare
+        (``Program.defer``'s ``shallow``) and a bound on the states lowering it writes."""
+        if not isinstance(schema, dict) or self.doc.has_ids:
+            return None
+        weight = self.weight(schema)
+        if weight is None:
+            return None
+        try:
+            if not self._inhabited(schema, 1):
+                return None
+            return self._inhabited(schema, 0), weight
+        except RecursionError:  # required properties nested thousands deep: lowered now
+            return None
+
+    def _node(self, schema: dict) -> dict:
+        return self.doc.without_ref_siblings(schema)
+
+    def _target(self, node: dict):
+        return self.doc.resolve(node["$ref"], "")[1]
+
+    def weight(self, schema) -> int | None:
+        """None unless ``schema`` is quiet here and below and on no ``$ref`` cycle; then a bound
+        on the states its lowering writes, shared subschemas counted at each use (iterative: deep
+        schemas stay off the stack)."""
+        memo = self._quiet
+        if not isinstance(schema, dict):
+            return 0
+        work = [(schema, None)]
+        while work:
+            s, kids = work[-1]
+            if kids is None:  # entering
+                if id(s) in memo and memo[id(s)] is not _BUSY:
+                    work.pop()
+                    continue
+                memo[id(s)] = _BUSY
+                self._keep.append(s)
+                node = self._node(s)
+                if not self._quiet_node(node):
+                    memo[id(s)] = False
+                    work.pop()
+                    continue
+                kids = [k for k in self._children(node) if isinstance(k, dict)]
+                work[-1] = (s, kids)
+            total = self._own_weight(self._node(s))
+            pending = None
+            for k in kids:
+                found = memo.get(id(k))
+                if found is None:
+                    pending = k
+                    break
+                if found is False or found is _BUSY:  # not quiet, or a cycle through s
+                    total = None
+                    break
+                total += found
+            if pending is not None and total is not None:
+                work.append((pending, None))
+                continue
+            memo[id(s)] = False if total is None else total
+            work.pop()
+        found = memo[id(schema)]
+        return None if found is False else found
+
+    def _own_weight(self, node: dict) -> int:
+        """States the node's own keywords may write, generously (its subschemas' are added)."""
+        names = node.get("properties", {})
+        weight = 64 + sum(len(name) + 24 for name in names)
+        if self.any_order and 1 < len(names) <= ANY_ORDER_MAX:
+            weight <<= len(names)  # a grid of which properties were written
+        weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
+        weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
+        weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
+        weight += 32 * (node.get("maxItems") or node.get("minItems") or 0)
+        return weight + (1024 if "format" in node or "minimum" in node or "maximum" in node else 0)
+
+    def _children(self, node: dict) -> list:
+        kids = list(node.get("properties", {}).values())
+        for key in ("additionalProperties", "items"):
+            if key in node:
+                kids.append(node[key])
+        if "$ref" in node:
+            kids.append(self._target(node))
+        return kids
+
+    def _quiet_node(self, node: dict) -> bool:
+        keys = node.keys() - self.doc.ignored_in(node)
+        if not keys <= QUIET:
+            return False
+        if "$ref" in keys and keys - ANNOTATIONS != {"$ref"}:
+            return False  # a reference met with siblings: merged, maybe recursively
+        if ("enum" in keys or "const" in keys) and keys - ANNOTATIONS - {"enum", "const"}:
+            return False  # values filtered by the other keywords
+        if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
+            return False
+        if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
+            return False
+        return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+
+    def _inhabited(self, schema: dict, frames: int) -> bool:
+        """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
+        1) recursive frames: any value (``true``, ``{}``) is the recursive fragment, one frame."""
+        key = (id(schema), frames)  # judged by weight first: kept alive
+        found = self._inhabited_memo.get(key)
+        if found is None:
+            found = self._inhabited_memo[key] = self._inhabited_now(self._node(schema), frames)
+        return found
+
+    def _inhabited_now(self, node: dict, frames: int) -> bool:
+        if "$ref" in node:
+            return self._inhabited_sub(self._target(node), frames)
+        if "enum" in node:
+            return bool(node["enum"])
+        if "const" in node:
+            return True
+        kinds = node.get("type")
+        kinds = ["null"] if kinds is None else [kinds] if isinstance(kinds, str) else kinds
+        return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
+
+    def _inhabited_sub(self, schema, frames: int) -> bool:
+        if schema is True or isinstance(schema, dict) and not schema.keys() - ANNOTATIONS:
+            return frames > 0  # any value: the recursive fragment
+        return isinstance(schema, dict) and self._inhabited(schema, frames)
+
+    def _object(self, node: dict, frames: int) -> bool:
+        props = node.get("properties", {})
+        return all(name in props and self._inhabited_sub(props[name], frames) for name in node.get("required", ()))
+
+    def _array(self, node: dict, frames: int) -> bool:
+        lo, hi = node.get("minItems", 0), node.get("maxItems")
+        if hi is not None and lo > hi:
+            return False
+        return lo == 0 or self._inhabited_sub(node.get("items", True), frames)
+
+
+def _plain_format(name) -> bool:
+    return isinstance(name, str) and name in KNOWN_FORMATS and name not in CHECKED_BUT_OPEN
+
+
+def _string(_, node: dict, frames: int) -> bool:
+    lo, hi = node.get("minLength", 0), node.get("maxLength")
+    if "format" in node:
+        return "minLength" not in node and hi is None  # a format's own lengths, untested against bounds
+    return hi is None or lo <= hi
+
+
+def _number(integer: bool):
+    def inhabited(_, node: dict, frames: int) -> bool:
+        lo, hi, xlo, xhi = numeric_bounds(node)
+        low = max((v for v in (lo, xlo) if is_number(v)), default=None)
+        high = min((v for v in (hi, xhi) if is_number(v)), default=None)
+        if low is None or high is None:
+            return True
+        return high - low >= 2 if integer or xlo is not None or xhi is not None else high >= low
+    return inhabited
+
+
+_TYPE_INHABITED = {
+    "null": lambda *_: True, "boolean": lambda *_: True, "string": _string,
+    "number": _number(False), "integer": _number(True), "object": Deferral._object, "array": Deferral._array,
+}

@@ -1,0 +1,158 @@
+"""Fragments lowered when first reached (``compiler.deferral``, ``Program.enter``): the same
+language as lowering everything at compile, no dead ends, errors still at compile, pickles whole."""
+
+import pickle
+import warnings
+from collections import deque
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import constrain
+from automaton.dfa import DEAD
+from compiler.errors import SchemaTooComplex
+
+
+def same_language(lazy, eager, budget: int = 3000) -> bytes | None:
+    """Explore both automata in step, breadth first: a byte string on which they differ (one
+    accepts, or reads on, where the other does not), or None within ``budget`` state pairs."""
+    a, b = lazy.automaton, eager.automaton
+    seen = {(a.start, b.start): b""}
+    order = deque(seen)
+    while order and len(seen) < budget:
+        pair = order.popleft()
+        path = seen[pair]
+        s, t = pair
+        if a.is_accepting(s) != b.is_accepting(t):
+            return path
+        for byte, (x, y) in enumerate(zip(a.row(s), b.row(t))):
+            if (x == DEAD) != (y == DEAD):
+                return path + bytes([byte])
+            if x != DEAD and (x, y) not in seen:
+                seen[x, y] = path + bytes([byte])
+                order.append((x, y))
+    return None
+
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 40},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "email": {"type": "string", "format": "email"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "ç"]}, "maxItems": 3},
+        "address": {"$ref": "#/$defs/address"},
+        "extra": {},
+    },
+    "required": ["name", "address"],
+    "$defs": {"address": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"},
+                                                             "any": True},
+                          "required": ["city", "any"]}},
+}
+
+TREE = {  # recursive, with a waiting part whose required value is any JSON value (one frame)
+    "$defs": {"node": {"type": "object", "properties": {
+        "meta": {"type": "object", "properties": {"note": {}}, "required": ["note"]},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["meta"]}},
+    "$ref": "#/$defs/node",
+}
+
+
+@pytest.mark.parametrize("schema", [PERSON, TREE])
+@pytest.mark.parametrize("max_depth", [2, 3, 16])  # at 1 the tree has no document (a frame for the node, one for "note")
+def test_lazy_and_eager_grammars_read_the_same_language(schema, max_depth):
+    lazy = constrain.compile(schema, cache=False, max_depth=max_depth)
+    eager = constrain.compile(schema, cache=False, max_depth=max_depth, lazy=False)
+    assert lazy.program.waiting, "nothing waited: the test would prove nothing"
+    assert not eager.program.waiting
+    assert same_language(lazy, eager) is None
+    assert lazy.find_trap(3000) is None
+
+
+def test_only_the_parts_a_document_reaches_are_lowered():
+    lazy = constrain.compile(PERSON, cache=False)
+    eager = constrain.compile(PERSON, cache=False, lazy=False)
+    assert lazy.program.size < eager.program.size
+    waiting = len(lazy.program.waiting)
+    assert lazy.accepts('{"name": "Ann", "address": {"city": "Oslo", "any": [1, {"x": null}]}}')
+    assert 0 < len(lazy.program.waiting) < waiting  # the address and its members; not tags or email
+    assert not lazy.accepts('{"name": "Ann", "address": {"city": "Oslo"}}')
+    assert lazy.accepts('{"name": "A", "tags": ["\\u00e7", "a"], "address": {"city": "", "any": 1}}')
+
+
+def test_a_pickled_grammar_is_whole():
+    lazy = constrain.compile(PERSON, cache=False)
+    assert lazy.program.waiting
+    back = pickle.loads(pickle.dumps(lazy))
+    assert not back.program.waiting and back.program.expander is None
+    assert same_language(back, constrain.compile(PERSON, cache=False, lazy=False)) is None
+
+
+def test_what_could_fail_is_lowered_at_compile():
+    """A part that could raise or warn does not wait: a schema is refused, or warned of, whole."""
+    bad_pattern = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string", "pattern": "(?<=x)y"}}}
+    with pytest.raises(constrain.UnsupportedKeyword):
+        constrain.compile(bad_pattern, cache=False)
+    unknown = {"type": "object", "properties": {"a": {"type": "string", "format": "no-such-format"}}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        constrain.compile(unknown, cache=False)
+    assert any("no-such-format" in str(w.message) for w in caught)
+
+
+def test_what_waits_still_counts_against_the_state_budget():
+    """Parts that would not fit the budget are lowered at compile, and refused there."""
+    wide = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {
+        f"q{i}_{j}": {"type": "string"} for j in range(40)}} for i in range(40)}}
+    assert constrain.compile(wide, cache=False).program.waiting
+    with pytest.raises(SchemaTooComplex):
+        constrain.compile(wide, cache=False, max_states=20_000)
+
+
+def test_a_part_that_cannot_finish_does_not_wait():
+    """An optional property no value satisfies is lowered at compile (its key then is never offered)."""
+    schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 2},
+                                               "b": {"type": "object", "required": ["c"]}}}
+    lazy = constrain.compile(schema, cache=False)
+    assert not lazy.program.waiting
+    assert same_language(lazy, constrain.compile(schema, cache=False, lazy=False)) is None
+    assert lazy.find_trap(3000) is None
+
+
+LEAVES = st.sampled_from([
+    {"type": "string"}, {"type": "string", "maxLength": 3}, {"type": "integer", "minimum": 1, "maximum": 40},
+    {"type": "boolean"}, {"enum": ["x", "é", 2, None]}, {"const": "k"}, {}, True, False,
+    {"type": "string", "format": "date"}, {"type": "number", "exclusiveMinimum": 0},
+    {"type": "string", "pattern": "^a+$"}, {"anyOf": [{"type": "null"}, {"type": "integer"}]},
+    {"type": ["string", "null"], "minLength": 2}, {"type": "integer", "minimum": 3, "maximum": 2},
+])
+
+
+def _compose(children):
+    props = st.dictionaries(st.sampled_from(["a", "b", "c", "dé"]), children, max_size=3)
+    return st.one_of(
+        props.flatmap(lambda p: st.builds(
+            lambda req, extra: {"type": "object", "properties": p, "required": req, "additionalProperties": extra},
+            st.lists(st.sampled_from(sorted(p) or ["a"]), unique=True, max_size=2), st.sampled_from([True, False]))),
+        st.builds(lambda items, lo: {"type": "array", "items": items, "minItems": lo, "maxItems": 3}, children,
+                  st.integers(0, 2)),
+        st.builds(lambda s: {"$ref": "#/$defs/shared", "$defs": {"shared": s}}, children),
+    )
+
+
+SCHEMAS = st.recursive(LEAVES, _compose, max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SCHEMAS, st.sampled_from([1, 3]))
+def test_generated_schemas_read_the_same_language_lazily(schema, max_depth):
+    try:
+        eager = constrain.compile(schema, cache=False, lazy=False, max_depth=max_depth)
+    except constrain.SchemaError as exc:
+        with pytest.raises(type(exc)):
+            constrain.compile(schema, cache=False, max_depth=max_depth)
+        return
+    lazy = constrain.compile(schema, cache=False, max_depth=max_depth)
+    assert same_language(lazy, eager, 1500) is None
+    assert lazy.find_trap(1500) is None
