@@ -95,13 +95,14 @@ class Program:
         self._live = self._liveness()
 
     def new_state(self, fragment: int) -> int:
-        if len(self.edges) + self._counted_states >= self.max_states:
+        state = len(self.owner)
+        if state + self._counted_states >= self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         self.edges.append([])
         self.eps.append([])
         self.calls.append([])
         self.owner.append(fragment)
-        return len(self.edges) - 1
+        return state
 
     def new_states(self, fragment: int, count: int) -> range:
         """``count`` new states of ``fragment`` at once (a scalar automaton's states)."""
@@ -284,12 +285,12 @@ class Program:
         old_calls: dict[int, list[tuple[int, int]]] = {}  # return state -> (caller, older fragment)
         by_return: dict[int, list[tuple[int, int]]] = {}  # the same for the segment's own fragments
         by_callee: dict[int, list[tuple[int, int]]] = {}
-        for i, (s_edges, s_eps, s_calls) in enumerate(zip(edges, eps, calls)):
-            s = first + i
-            if s in rep:
+        for s, s_edges, s_eps, s_calls in zip(range(first, stop), edges, eps, calls):
+            if rep and s in rep:
                 continue
-            for t in [t for _, _, t in s_edges] + list(s_eps):
-                t = rep.get(t, t)
+            targets = [t for _, _, t in s_edges]
+            targets += s_eps
+            for t in [rep.get(t, t) for t in targets] if rep else targets:
                 if t < first:
                     to_old.append((s, t))
                 else:

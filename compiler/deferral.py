@@ -23,17 +23,19 @@ import math
 from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .keywords import ANNOTATIONS
+from .merge import constraints, is_trivial
 from .refs import SchemaDocument
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
+# keywords whose lowering cannot fail (with the conditions ``_quiet_node`` checks), among those it
+# reads (``merge.constraints``: annotations, identifiers and words outside the vocabularies are not;
+# identifiers only matter in a document where one sits below the root, which never defers)
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "$defs", "definitions", "$schema",
-}) | ANNOTATIONS
-_CHILDREN = ("properties", "additionalProperties", "items")
-_BUSY, _NO = object(), object()
+    "enum", "const", "$ref", "anyOf",
+})
+_BUSY = object()
 
 
 class Deferral:
@@ -126,18 +128,20 @@ class Deferral:
         for key in ("additionalProperties", "items"):
             if key in node:
                 kids.append(node[key])
+        kids += node.get("anyOf", ())
         if "$ref" in node:
             kids.append(self._target(node))
         return kids
 
     def _quiet_node(self, node: dict) -> bool:
-        keys = node.keys() - self.doc.ignored_in(node)
+        keys = constraints(node).keys() - self.doc.ignored_in(node)
         if not keys <= QUIET:
             return False
-        if "$ref" in keys and keys - ANNOTATIONS != {"$ref"}:
-            return False  # a reference met with siblings: merged, maybe recursively
-        if ("enum" in keys or "const" in keys) and keys - ANNOTATIONS - {"enum", "const"}:
-            return False  # values filtered by the other keywords
+        for alone in ("$ref", "anyOf"):  # met with siblings: merged (a reference maybe recursively)
+            if alone in keys and keys != {alone}:
+                return False
+        if ("enum" in keys or "const" in keys) and keys - {"enum", "const", "type"}:
+            return False  # values filtered by keywords other than their type
         if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
             return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
@@ -156,16 +160,18 @@ class Deferral:
     def _inhabited_now(self, node: dict, frames: int) -> bool:
         if "$ref" in node:
             return self._inhabited_sub(self._target(node), frames)
-        if "enum" in node:
-            return bool(node["enum"])
-        if "const" in node:
-            return True
+        if "anyOf" in node:
+            return any(self._inhabited_sub(branch, frames) for branch in node["anyOf"])
+        if "enum" in node or "const" in node:
+            values = node["enum"] if "enum" in node else [node["const"]]
+            kinds = node.get("type")
+            return kinds is None or any(_has_type(v, kinds) for v in values)
         kinds = node.get("type")
         kinds = ["null"] if kinds is None else [kinds] if isinstance(kinds, str) else kinds
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
 
     def _inhabited_sub(self, schema, frames: int) -> bool:
-        if schema is True or isinstance(schema, dict) and not schema.keys() - ANNOTATIONS:
+        if is_trivial(schema):
             return frames > 0  # any value: the recursive fragment
         return isinstance(schema, dict) and self._inhabited(schema, frames)
 
@@ -178,6 +184,16 @@ class Deferral:
         if hi is not None and lo > hi:
             return False
         return lo == 0 or self._inhabited_sub(node.get("items", True), frames)
+
+
+def _has_type(value, kinds) -> bool:
+    """``value`` is of one of the JSON types ``kinds`` (a name or a list of names)."""
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    found = {type(None): "null", bool: "boolean", str: "string", list: "array", dict: "object"}.get(type(value))
+    if found is None:  # a number
+        found = "integer" if isinstance(value, int) or float(value).is_integer() else "number"
+        return found in kinds or "number" in kinds
+    return found in kinds
 
 
 def _plain_format(name) -> bool:

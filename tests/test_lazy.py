@@ -110,6 +110,18 @@ def test_what_waits_still_counts_against_the_state_budget():
         constrain.compile(wide, cache=False, max_states=20_000)
 
 
+def test_a_value_of_unknown_words_alone_is_any_value():
+    """``{"x-...": ...}`` constrains nothing: any value, the recursive fragment, which needs a frame
+    (MaskBench's o62947 has ``"items": {"$rel": ...}`` under ``minItems: 1``)."""
+    schema = {"type": "object", "properties": {"a": {"type": "array", "minItems": 1, "items": {"$rel": "#/x"}}},
+              "required": ["a"]}
+    for depth in (1, 2):
+        lazy = constrain.compile(schema, cache=False, max_depth=depth)
+        assert lazy.program.waiting
+        lazy.program.expand_all()  # refused, were the waiting part's start said to finish with no frame
+        assert same_language(lazy, constrain.compile(schema, cache=False, max_depth=depth, lazy=False)) is None
+
+
 def test_a_part_that_cannot_finish_does_not_wait():
     """An optional property no value satisfies is lowered at compile (its key then is never offered)."""
     schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 2},
@@ -126,6 +138,8 @@ LEAVES = st.sampled_from([
     {"type": "string", "format": "date"}, {"type": "number", "exclusiveMinimum": 0},
     {"type": "string", "pattern": "^a+$"}, {"anyOf": [{"type": "null"}, {"type": "integer"}]},
     {"type": ["string", "null"], "minLength": 2}, {"type": "integer", "minimum": 3, "maximum": 2},
+    {"x-note": "an unknown word: any value"}, {"type": "array", "uniqueItems": False},
+    {"type": "string", "enum": ["s", 1]}, {"anyOf": [{"type": "string", "maxLength": 1}, {"const": 0}]},
 ])
 
 
