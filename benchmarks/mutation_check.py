@@ -1,6 +1,7 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
 keywords (complements, exactly-one, conditionals, contains), the unevaluated keywords and the
-keyword check every compile runs first, JSON equality and the shipped format table, one at a time.
+keyword check every compile runs first, JSON equality, the shipped format table and lazy lowering,
+one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -147,11 +148,28 @@ VALUE_MUTATIONS = [
      'return table["terms"] if table.get("fingerprint") == fingerprint() else {}', 'return table["terms"]'),
 ]
 
+LAZY_TESTS = ["tests/test_lazy.py"]
+LAZY_MUTATIONS = [
+    ("any value needs no recursive frame", "compiler/deferral.py",
+     "return frames > 0  # any value: the recursive fragment", "return True"),
+    ("a required name outside the properties taken as inhabited", "compiler/deferral.py",
+     "return all(name in props and self._inhabited_sub(props[name], frames)",
+     "return all(name not in props or self._inhabited_sub(props[name], frames)"),
+    ("a segment's return states read as old ones", "automaton/program.py",
+     "if frags[g].start >= first:  # a fragment of this segment", "if False:"),
+    ("an empty enum taken as inhabited", "compiler/deferral.py",
+     "return any(kinds is None or _has_type(v, kinds) for v in values)",
+     "return kinds is None or any(_has_type(v, kinds) for v in values)"),
+    ("a waiting fragment's size left out of the budget", "compiler/lower.py",
+     "if self.prog.size + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:",
+     "if False:"),
+]
+
 
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
                             (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
-                            (VALUE_TESTS, VALUE_MUTATIONS)]
+                            (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

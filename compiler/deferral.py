@@ -23,7 +23,9 @@ import math
 from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
+from .errors import SchemaError
 from .merge import constraints, is_trivial
+from .regex import pattern_terms
 from .refs import SchemaDocument
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
@@ -33,7 +35,7 @@ COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf",
+    "enum", "const", "$ref", "anyOf", "pattern",
 })
 _BUSY = object()
 
@@ -41,9 +43,13 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, meet_all):
         self.doc = document
         self.any_order = any_order
+        self.regex_dialect = regex_dialect
+        self.meet_all = meet_all  # an ``allOf`` node met into one schema as the lowering does (may raise)
+        self._met: dict[int, dict | None] = {}
+        self._too_deep = False
         self._quiet: dict[int, object] = {}  # id -> _BUSY, False, or the subtree's weight
         self._inhabited_memo: dict[tuple[int, int], bool] = {}
         self._keep: list = []  # schemas judged by id, kept alive so their ids stay theirs
@@ -54,17 +60,32 @@ class Deferral:
         if not isinstance(schema, dict) or self.doc.has_ids:
             return None
         weight = self.weight(schema)
-        if weight is None:
+        if weight is None or self._too_deep:
             return None
         try:
             if not self._inhabited(schema, 1):
                 return None
             return self._inhabited(schema, 0), weight
-        except RecursionError:  # required properties nested thousands deep: lowered now
+        except RecursionError:  # required properties nested thousands deep: all lowered now
+            self._too_deep = True
             return None
 
     def _node(self, schema: dict) -> dict:
-        return self.doc.without_ref_siblings(schema)
+        """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
+        met (``{"type": []}`` when the branches cannot meet; ``{"allOf": ...}``, not quiet, when
+        meeting them raises)."""
+        node = self.doc.without_ref_siblings(schema)
+        if "allOf" not in node:
+            return node
+        met = self._met.get(id(schema))
+        if met is None:
+            try:
+                merged = self.meet_all(node)
+            except SchemaError:
+                merged = {"allOf": []}
+            met = self._met[id(schema)] = {"type": []} if merged is False else merged
+            self._keep.append(met)
+        return met
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]
@@ -76,9 +97,10 @@ class Deferral:
         memo = self._quiet
         if not isinstance(schema, dict):
             return 0
-        work = [(schema, None)]
+        work: list[list] = [[schema, None, 0, 0]]  # schema, its subschemas, the next one, weight so far
         while work:
-            s, kids = work[-1]
+            item = work[-1]
+            s, kids = item[0], item[1]
             if kids is None:  # entering
                 if id(s) in memo and memo[id(s)] is not _BUSY:
                     work.pop()
@@ -90,23 +112,20 @@ class Deferral:
                     memo[id(s)] = False
                     work.pop()
                     continue
-                kids = [k for k in self._children(node) if isinstance(k, dict)]
-                work[-1] = (s, kids)
-            total = self._own_weight(self._node(s))
-            pending = None
-            for k in kids:
-                found = memo.get(id(k))
-                if found is None:
-                    pending = k
-                    break
-                if found is False or found is _BUSY:  # not quiet, or a cycle through s
-                    total = None
+                kids = item[1] = [k for k in self._children(node) if isinstance(k, dict)]
+                item[3] = self._own_weight(node)
+            i, total = item[2], item[3]
+            while i < len(kids):
+                found = memo.get(id(kids[i]))
+                if found is None or found is False or found is _BUSY:  # unseen, not quiet, or a cycle
                     break
                 total += found
-            if pending is not None and total is not None:
-                work.append((pending, None))
+                i += 1
+            item[2], item[3] = i, total
+            if i < len(kids) and memo.get(id(kids[i])) is None:
+                work.append([kids[i], None, 0, 0])
                 continue
-            memo[id(s)] = False if total is None else total
+            memo[id(s)] = total if i == len(kids) else False
             work.pop()
         found = memo[id(schema)]
         return None if found is False else found
@@ -121,6 +140,7 @@ class Deferral:
         weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
         weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
         weight += 32 * (node.get("maxItems") or node.get("minItems") or 0)
+        weight += 16 * self._pattern(node["pattern"])[1] if "pattern" in node else 0  # quiet: it compiles
         return weight + (1024 if "format" in node or "minimum" in node or "maximum" in node else 0)
 
     def _children(self, node: dict) -> list:
@@ -144,9 +164,20 @@ class Deferral:
             return False  # values filtered by keywords other than their type
         if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
             return False
+        if "pattern" in keys and self._pattern(node["pattern"]) is None:
+            return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
             return False
         return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+
+    def _pattern(self, pattern: str) -> tuple[bool, int] | None:
+        """None when lowering ``pattern`` raises (built now, as the lowering would: the automaton
+        is kept per process); else whether some string matches it, and its automaton's size."""
+        try:
+            terms = pattern_terms(pattern, dialect=self.regex_dialect)
+        except SchemaError:
+            return None
+        return any(dfa.accepting for dfa, _, _ in terms), sum(dfa.size for dfa, _, _ in terms)
 
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
@@ -165,7 +196,7 @@ class Deferral:
         if "enum" in node or "const" in node:
             values = node["enum"] if "enum" in node else [node["const"]]
             kinds = node.get("type")
-            return kinds is None or any(_has_type(v, kinds) for v in values)
+            return any(kinds is None or _has_type(v, kinds) for v in values)
         kinds = node.get("type")
         kinds = ["null"] if kinds is None else [kinds] if isinstance(kinds, str) else kinds
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
@@ -200,10 +231,11 @@ def _plain_format(name) -> bool:
     return isinstance(name, str) and name in KNOWN_FORMATS and name not in CHECKED_BUT_OPEN
 
 
-def _string(_, node: dict, frames: int) -> bool:
+def _string(self, node: dict, frames: int) -> bool:
     lo, hi = node.get("minLength", 0), node.get("maxLength")
-    if "format" in node:
-        return "minLength" not in node and hi is None  # a format's own lengths, untested against bounds
+    if "format" in node or "pattern" in node:  # their own lengths, untested against bounds or each other
+        alone = "minLength" not in node and hi is None and ("format" in node) != ("pattern" in node)
+        return alone and ("pattern" not in node or self._pattern(node["pattern"])[0])
     return hi is None or lo <= hi
 
 

@@ -61,7 +61,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
-        self.deferral = Deferral(document, options.property_order == "any") if options.lazy and with_prelude else None
+        self.deferral = (Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
+                                  self._merged_for_deferral) if options.lazy and with_prelude else None)
         self._waiting: dict[int, tuple] = {}
 
     # -- driver ---------------------------------------------------------------------------------
@@ -107,6 +108,13 @@ class Lowering(ScalarLowering, ContainerLowering):
             self._slot = slot
             f = self.prog.fragments[frag]
             self.value(schema, slot, f.start, f.final)
+
+    def _merged_for_deferral(self, node: dict):
+        """An ``allOf`` node as the lowering meets it (``all_of``), for ``Deferral``; raises as it
+        would (unevaluated keywords, read by where they sit, are not judged)."""
+        if {"unevaluatedProperties", "unevaluatedItems"} & node.keys():
+            raise UnsupportedKeyword("", "unevaluatedProperties", "not deferred")
+        return self.all_of(self.expanded(constraints(node), "", self.doc.ignored_in(node)), Slot(""))
 
     def expand(self, frag: int, start: int, final: int) -> None:
         """Lower waiting fragment ``frag`` between ``start`` and ``final`` (``Program.enter``), and
@@ -225,15 +233,9 @@ class Lowering(ScalarLowering, ContainerLowering):
                 return self.prog.call(src, self.fragment(merged, target_slot), dst)
             return self.value(merged, target_slot, src, dst)
         if "allOf" in rules:
-            parts = rules.pop("allOf")
-            # the branches first (their properties come before the schema's own), met with the
-            # schema's type from the start, so that anyOf branches of other types are dropped early
-            merged = {"type": rules["type"]} if "type" in rules else {}
-            for i, part in enumerate(parts + [rules]):
-                merged = self.meet(merged, part, slot.at("allOf", i) if i < len(parts) else slot)
-                if merged is False:
-                    self.never(slot, "allOf branches that cannot meet")
-                    return
+            merged = self.all_of(rules, slot)
+            if merged is False:
+                return self.never(slot, "allOf branches that cannot meet")
             return self.value(merged, slot, src, dst)
         for keyword in ("anyOf", "oneOf"):
             if keyword in rules:
@@ -262,6 +264,19 @@ class Lowering(ScalarLowering, ContainerLowering):
         if "enum" in rules or "const" in rules:
             return self.literals(rules, slot, src, dst)
         self.typed(rules, slot, src, dst)
+
+    def all_of(self, rules: dict, slot: Slot):
+        """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
+        rules = dict(rules)
+        parts = rules.pop("allOf")
+        # the branches first (their properties come before the schema's own), met with the
+        # schema's type from the start, so that anyOf branches of other types are dropped early
+        merged = {"type": rules["type"]} if "type" in rules else {}
+        for i, part in enumerate(parts + [rules]):
+            merged = self.meet(merged, part, slot.at("allOf", i) if i < len(parts) else slot)
+            if merged is False:
+                return False
+        return merged
 
     def meet(self, a, b, slot: Slot):
         """``a`` and ``b`` merged into one schema (``$ref`` in ``b`` inlined, up to a bound)."""
