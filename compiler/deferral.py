@@ -23,9 +23,7 @@ import math
 from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .errors import SchemaError
 from .merge import constraints, is_trivial
-from .regex import pattern_terms
 from .refs import SchemaDocument
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
@@ -35,7 +33,7 @@ COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf", "pattern",
+    "enum", "const", "$ref", "anyOf",
 })
 _BUSY = object()
 
@@ -43,12 +41,9 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, meet_all):
+    def __init__(self, document: SchemaDocument, any_order: bool):
         self.doc = document
         self.any_order = any_order
-        self.regex_dialect = regex_dialect
-        self.meet_all = meet_all  # an ``allOf`` node met into one schema as the lowering does (may raise)
-        self._met: dict[int, dict | None] = {}
         self._too_deep = False
         self._quiet: dict[int, object] = {}  # id -> _BUSY, False, or the subtree's weight
         self._inhabited_memo: dict[tuple[int, int], bool] = {}
@@ -71,21 +66,7 @@ class Deferral:
             return None
 
     def _node(self, schema: dict) -> dict:
-        """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
-        met (``{"type": []}`` when the branches cannot meet; ``{"allOf": ...}``, not quiet, when
-        meeting them raises)."""
-        node = self.doc.without_ref_siblings(schema)
-        if "allOf" not in node:
-            return node
-        met = self._met.get(id(schema))
-        if met is None:
-            try:
-                merged = self.meet_all(node)
-            except SchemaError:
-                merged = {"allOf": []}
-            met = self._met[id(schema)] = {"type": []} if merged is False else merged
-            self._keep.append(met)
-        return met
+        return self.doc.without_ref_siblings(schema)
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]
@@ -140,7 +121,6 @@ class Deferral:
         weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
         weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
         weight += 32 * (node.get("maxItems") or node.get("minItems") or 0)
-        weight += 16 * self._pattern(node["pattern"])[1] if "pattern" in node else 0  # quiet: it compiles
         return weight + (1024 if "format" in node or "minimum" in node or "maximum" in node else 0)
 
     def _children(self, node: dict) -> list:
@@ -164,20 +144,9 @@ class Deferral:
             return False  # values filtered by keywords other than their type
         if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
             return False
-        if "pattern" in keys and self._pattern(node["pattern"]) is None:
-            return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
             return False
         return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
-
-    def _pattern(self, pattern: str) -> tuple[bool, int] | None:
-        """None when lowering ``pattern`` raises (built now, as the lowering would: the automaton
-        is kept per process); else whether some string matches it, and its automaton's size."""
-        try:
-            terms = pattern_terms(pattern, dialect=self.regex_dialect)
-        except SchemaError:
-            return None
-        return any(dfa.accepting for dfa, _, _ in terms), sum(dfa.size for dfa, _, _ in terms)
 
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
@@ -231,11 +200,10 @@ def _plain_format(name) -> bool:
     return isinstance(name, str) and name in KNOWN_FORMATS and name not in CHECKED_BUT_OPEN
 
 
-def _string(self, node: dict, frames: int) -> bool:
+def _string(_, node: dict, frames: int) -> bool:
     lo, hi = node.get("minLength", 0), node.get("maxLength")
-    if "format" in node or "pattern" in node:  # their own lengths, untested against bounds or each other
-        alone = "minLength" not in node and hi is None and ("format" in node) != ("pattern" in node)
-        return alone and ("pattern" not in node or self._pattern(node["pattern"])[0])
+    if "format" in node:
+        return "minLength" not in node and hi is None  # a format's own lengths, untested against bounds
     return hi is None or lo <= hi
 
 

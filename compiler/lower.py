@@ -61,8 +61,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
-        self.deferral = (Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                  self._merged_for_deferral) if options.lazy and with_prelude else None)
+        self.deferral = Deferral(document, options.property_order == "any") if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}
 
     # -- driver ---------------------------------------------------------------------------------
@@ -108,13 +107,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             self._slot = slot
             f = self.prog.fragments[frag]
             self.value(schema, slot, f.start, f.final)
-
-    def _merged_for_deferral(self, node: dict):
-        """An ``allOf`` node as the lowering meets it (``all_of``), for ``Deferral``; raises as it
-        would (unevaluated keywords, read by where they sit, are not judged)."""
-        if {"unevaluatedProperties", "unevaluatedItems"} & node.keys():
-            raise UnsupportedKeyword("", "unevaluatedProperties", "not deferred")
-        return self.all_of(self.expanded(constraints(node), "", self.doc.ignored_in(node)), Slot(""))
 
     def expand(self, frag: int, start: int, final: int) -> None:
         """Lower waiting fragment ``frag`` between ``start`` and ``final`` (``Program.enter``), and

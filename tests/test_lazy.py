@@ -122,19 +122,6 @@ def test_a_value_of_unknown_words_alone_is_any_value():
         assert same_language(lazy, constrain.compile(schema, cache=False, max_depth=depth, lazy=False)) is None
 
 
-def test_an_all_of_waits_as_it_is_met():
-    """``allOf`` parts met as the lowering meets them (detekt's 267 rule objects each meet one
-    ``$ref``): the met schema is judged, and read the same lazily."""
-    rule = {"type": "object", "properties": {"active": {"type": "boolean"}}, "required": ["active"]}
-    schema = {"type": "object", "$defs": {"rule": rule}, "properties": {
-        f"R{i}": {"type": "object", "allOf": [{"$ref": "#/$defs/rule"}], "properties": {f"p{i}": {"type": "string"}}}
-        for i in range(20)} | {"bad": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}
-    lazy = constrain.compile(schema, cache=False)
-    assert len(lazy.program.waiting) >= 20
-    assert same_language(lazy, constrain.compile(schema, cache=False, lazy=False)) is None
-    assert lazy.find_trap(3000) is None and not lazy.accepts('{"bad": 1}')
-
-
 def test_a_part_that_cannot_finish_does_not_wait():
     """An optional property no value satisfies is lowered at compile (its key then is never offered)."""
     schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 2},
