@@ -67,7 +67,7 @@ class Program:
         self._base: Program | None = None  # that prelude, when its liveness is settled (``settle``)
         # waiting fragments -> whether they can finish with no recursive frame to spare (``defer``)
         self.waiting: dict[int, bool] = {}
-        self.expander = None  # (fragment, start, final) -> None: writes a waiting fragment's body
+        self.expander = None  # (program, fragment, start, final) -> None: writes a waiting fragment's body
         self.block_starts: list[int] = []  # each counted block's first state, in order
         # per state, after ``finish``: whether it pushes a depth-costing frame, ends its fragment, and
         # reads bytes only (its closure is itself); grown with every segment
@@ -211,7 +211,7 @@ class Program:
         try:
             with collector_paused():  # as a compile is: a segment is thousands of new small objects
                 start, final = self.new_state(g), self.new_state(g)
-                self.expander(g, start, final)
+                self.expander(self, g, start, final)
                 rows, live = self._close_segment(first, n_frags, n_counted, n_blocks, g, start, final)
         finally:
             self.edges, self.eps, self.calls, self.owner, self.max_states, counted, self._entries = saved

@@ -8,11 +8,11 @@ import queue
 import threading
 from collections import OrderedDict, deque
 
+from automaton.collector import collector_paused
 from automaton.dfa import DEAD, LazyDFA
 from automaton.program import Program
 
 from .check import check_document
-from automaton.collector import collector_paused
 from .errors import InvalidSchema
 from .load import load_schema
 from .lower import Lowering, Options

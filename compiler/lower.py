@@ -85,13 +85,18 @@ class Lowering(ScalarLowering, ContainerLowering):
             # it holds a bound method of this lowering: a cycle that only the collector would free,
             # with every table of the lowering in it (a third of a median compile went to that)
             self.complement = None
-        if self._waiting:
-            self.prog.expander = self.expand
-        self.prog.finish(root)
-        if not self.prog.root_is_live():
+        prog = self.prog
+        prog.finish(root)
+        if not prog.root_is_live():
             slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")
             raise Unsatisfiable(slot.pointer, why, slot.via)
-        return self.prog
+        if self._waiting:
+            # the program holds this lowering to lower what waits, and gets it back each time
+            # (``expand``): not the other way round, or the two would be a cycle only the
+            # collector frees, with every table of the lowering in it
+            prog.expander = self.expand
+            self.prog = None
+        return prog
 
     def _lower_queue(self, root: int, defer: bool = True, deadline: bool = True) -> None:
         """Lower the queued fragments, leaving to wait those that may (``deferral.py``)."""
@@ -108,15 +113,18 @@ class Lowering(ScalarLowering, ContainerLowering):
             f = self.prog.fragments[frag]
             self.value(schema, slot, f.start, f.final)
 
-    def expand(self, frag: int, start: int, final: int) -> None:
-        """Lower waiting fragment ``frag`` between ``start`` and ``final`` (``Program.enter``), and
-        what it queues (quiet too: nothing here can raise)."""
+    def expand(self, prog: Program, frag: int, start: int, final: int) -> None:
+        """Lower waiting fragment ``frag`` of ``prog`` between ``start`` and ``final``
+        (``Program.enter``), and what it queues (quiet too: nothing here can raise)."""
         schema, slot, _ = self._waiting.pop(frag)
-        self._slot = slot
-        self.value(schema, slot, start, final)
-        self._lower_queue(-1, deadline=False)
+        self.prog, self._slot = prog, slot
+        try:
+            self.value(schema, slot, start, final)
+            self._lower_queue(-1, deadline=False)
+        finally:
+            self.prog = None
         if not self._waiting:
-            self.prog.expander = None  # nothing waits: the lowering's tables are freed with it
+            prog.expander = None  # nothing waits: the lowering's tables are freed with it
 
     def fragment(self, schema, slot: Slot) -> int:
         """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""

@@ -89,6 +89,25 @@ def test_a_pickled_grammar_is_whole():
     assert same_language(back, constrain.compile(PERSON, cache=False, lazy=False)) is None
 
 
+def test_a_grammar_with_parts_waiting_is_freed_without_the_collector():
+    """The program holds the lowering that lowers what waits, not the other way round: dropping
+    the grammar frees both at once (a cycle would wait for a full collection, tables and all)."""
+    import gc
+    import weakref
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        grammar = constrain.compile(PERSON, cache=False)
+        assert grammar.program.waiting
+        program = weakref.ref(grammar.program)
+        del grammar
+        assert program() is None
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_what_could_fail_is_lowered_at_compile():
     """A part that could raise or warn does not wait: a schema is refused, or warned of, whole."""
     bad_pattern = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string", "pattern": "(?<=x)y"}}}
