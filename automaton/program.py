@@ -199,48 +199,51 @@ class Program:
     def enter(self, g: int) -> None:
         """Lower fragment ``g`` now if it waits (the automaton is about to enter it): its body is
         written into a segment of new states, its start and final moved there. Callers hold the
-        automaton's lock."""
+        automaton's lock; readers without it (the room analysis) never see half a segment."""
         shallow = self.waiting.pop(g, None)
         if shallow is None:
             return
         first, n_frags, n_counted, n_blocks = self.size, len(self.fragments), len(self.counted), len(self.blocks)
-        saved = self.edges, self.eps, self.calls, self.owner, self.max_states, self._counted_states, self._entries
-        self.edges, self.eps, self.calls, self.owner = (_Tail(first) for _ in range(4))
-        self._counted_states, self._entries = 0, []
-        self.max_states = 1 << 62  # ``compiler.deferral`` vouched for the size of what waits
-        try:
-            with collector_paused():  # as a compile is: a segment is thousands of new small objects
-                start, final = self.new_state(g), self.new_state(g)
-                self.expander(self, g, start, final)
-                rows, live = self._close_segment(first, n_frags, n_counted, n_blocks, g, start, final)
-        finally:
-            self.edges, self.eps, self.calls, self.owner, self.max_states, counted, self._entries = saved
-        grown = len(live[0])
-        for table, segment in zip((self.edges, self.eps, self.calls), rows):
-            table.grow(first, segment)
+        segment = self._segment(first)
+        with collector_paused():  # as a compile is: a segment is thousands of new small objects
+            start, final = segment.new_state(g), segment.new_state(g)
+            self.expander(segment, g, start, final)
+            rows, live = self._close_segment(segment, first, n_frags, n_counted, n_blocks, g, start, final)
+        for table, written in zip((self.edges, self.eps, self.calls), rows):
+            table.grow(first, written)
         done: set[int] = set()
         for d, level in enumerate(self._live):  # levels that agree are one object: grown once
             if id(level) not in done:
                 done.add(id(level))
                 level += live[min(d, len(live) - 1)]
-        self._counted_states = counted + grown
+        self._counted_states += len(live[0])
         frag = self.fragments[g]
         frag.start, frag.final = start, final
 
-    def _close_segment(self, first: int, n_frags: int, n_counted: int, n_blocks: int, g: int, start: int,
-                       final: int) -> tuple[tuple, list[bytearray]]:
+    def _segment(self, first: int) -> Program:
+        """This program as the lowering writes a segment into it: tables of its own for the states
+        from ``first`` on; the fragments, blocks and declarations shared."""
+        segment = object.__new__(Program)  # not copy.copy: pickling's hook would expand everything
+        segment.__dict__.update(self.__dict__)
+        segment.edges, segment.eps, segment.calls, segment.owner = (_Tail(first) for _ in range(4))
+        segment._counted_states, segment._entries = 0, []
+        segment.max_states = 1 << 62  # ``compiler.deferral`` vouched for the size of what waits
+        return segment
+
+    def _close_segment(self, segment: Program, first: int, n_frags: int, n_counted: int, n_blocks: int, g: int,
+                       start: int, final: int) -> tuple[tuple, list[bytearray]]:
         """Number the segment's counted blocks, freeze its rows, grow the per-state flags and
         compute its liveness at depth 0 and 1 (what it calls lies on no cycle, so every depth from 1
         on agrees); return its rows and those two levels."""
-        written = len(self.owner)
+        written = len(segment.owner)
         nxt = written
         for block in self.counted[n_counted:]:
             block.first, nxt = nxt, nxt + block.size
             self.block_starts.append(block.first)
             self.plain_forever.update(block.plain_forever())
-        for src, block in self._entries:
-            self.eps[src].append(block.entry)
-        rows = tuple(tuple(map(tuple, table)) for table in (self.edges, self.eps, self.calls))
+        for src, block in segment._entries:
+            segment.eps[src].append(block.entry)
+        rows = tuple(tuple(map(tuple, table)) for table in (segment.edges, segment.eps, segment.calls))
         new = self.fragments[n_frags:]
         assert not any(f.costs_depth for f in new), "a waiting fragment reached a call cycle"
         finals = [final] + [f.final for f in new]
