@@ -25,6 +25,7 @@ from .containers import ANY_ORDER_MAX
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .merge import constraints, is_trivial
 from .refs import SchemaDocument
+from .validation import has_type, json_type
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 # keywords whose lowering cannot fail (with the conditions ``_quiet_node`` checks), among those it
@@ -165,7 +166,8 @@ class Deferral:
         if "enum" in node or "const" in node:
             values = node["enum"] if "enum" in node else [node["const"]]
             kinds = node.get("type")
-            return any(kinds is None or _has_type(v, kinds) for v in values)
+            kinds = [kinds] if isinstance(kinds, str) else kinds
+            return any(kinds is None or any(has_type(v, k, json_type(v)) for k in kinds) for v in values)
         kinds = node.get("type")
         kinds = ["null"] if kinds is None else [kinds] if isinstance(kinds, str) else kinds
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
@@ -184,16 +186,6 @@ class Deferral:
         if hi is not None and lo > hi:
             return False
         return lo == 0 or self._inhabited_sub(node.get("items", True), frames)
-
-
-def _has_type(value, kinds) -> bool:
-    """``value`` is of one of the JSON types ``kinds`` (a name or a list of names)."""
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    found = {type(None): "null", bool: "boolean", str: "string", list: "array", dict: "object"}.get(type(value))
-    if found is None:  # a number
-        found = "integer" if isinstance(value, int) or float(value).is_integer() else "number"
-        return found in kinds or "number" in kinds
-    return found in kinds
 
 
 def _plain_format(name) -> bool:

@@ -51,7 +51,7 @@ def validate(instance, schema, *, dialect: str = "portable", resources=None) -> 
 
 # --- JSON values -----------------------------------------------------------------------------------
 
-def _json_type(x) -> str | None:
+def json_type(x) -> str | None:
     if x is None:
         return "null"
     if isinstance(x, bool):
@@ -69,7 +69,7 @@ def _json_type(x) -> str | None:
     return None
 
 
-def _has_type(x, kind: str, actual: str) -> bool:
+def has_type(x, kind: str, actual: str) -> bool:
     if kind == "number":
         return actual in ("number", "integer")
     return kind == actual  # 1.0 is not an integer: the grammar writes integers without a fraction
@@ -90,7 +90,7 @@ def _json_problems(instance) -> list[str]:
     stack = [(instance, None, 0)]
     while stack:
         value, path, depth = stack.pop()
-        kind = _json_type(value)
+        kind = json_type(value)
         if kind is None:
             what = repr(value) if isinstance(value, float) else type(value).__name__
             errors.append(f"{_show(pointer_of(path))}: not a JSON value ({what})")
@@ -249,11 +249,11 @@ class Validator:
         if self.document.ref_alone and "$ref" in schema:
             return (yield (instance, self._refs[id(schema)], path))
         errors: list[str] = []
-        actual = _json_type(instance)
+        actual = json_type(instance)
         kinds = schema.get("type")
         if kinds is not None:
             listed = kinds if isinstance(kinds, list) else [kinds]
-            if not any(_has_type(instance, k, actual) for k in listed):
+            if not any(has_type(instance, k, actual) for k in listed):
                 return [f"{_show(pointer_of(path))}: expected {' or '.join(listed)}"]
         if "enum" in schema and not any(json_equal(instance, v) for v in schema["enum"]):
             errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(schema['enum'])}")

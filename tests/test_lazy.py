@@ -145,7 +145,8 @@ def test_a_part_that_cannot_finish_does_not_wait():
     """An optional property no value satisfies is lowered at compile (its key then is never offered)."""
     schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 2},
                                                "b": {"type": "object", "required": ["c"]},
-                                               "c": {"allOf": [{"const": 1}, {"const": "a"}]}, "d": {"enum": []}}}
+                                               "c": {"allOf": [{"const": 1}, {"const": "a"}]}, "d": {"enum": []},
+                                               "e": {"type": "integer", "enum": [1.0]}}}  # 1.0 is no integer
     lazy = constrain.compile(schema, cache=False)
     assert not lazy.program.waiting
     assert same_language(lazy, constrain.compile(schema, cache=False, lazy=False)) is None
