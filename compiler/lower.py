@@ -104,7 +104,10 @@ class Lowering(ScalarLowering, ContainerLowering):
             if deadline and time.monotonic() > self._deadline:
                 raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
             frag, schema, slot = self._queue.pop()
-            verdict = self.deferral.verdict(schema) if defer and self.deferral is not None and frag != root else None
+            verdict = None
+            if defer and self.deferral is not None and frag != root:
+                schema = self.met(schema, slot)
+                verdict = self.deferral.verdict(schema)
             if verdict is not None:
                 self._waiting[frag] = (schema, slot, verdict[1])
                 self.prog.defer(frag, verdict[0])
@@ -264,6 +267,19 @@ class Lowering(ScalarLowering, ContainerLowering):
         if "enum" in rules or "const" in rules:
             return self.literals(rules, slot, src, dst)
         self.typed(rules, slot, src, dst)
+
+    def met(self, schema, slot: Slot):
+        """A fragment's schema with a top-level ``allOf`` met into one schema, as ``value`` would
+        meet it, so that the deferral judges what will be lowered and the lowering, now or when
+        first entered, does not meet it again; any other schema as it is."""
+        if not isinstance(schema, dict) or "allOf" not in schema:
+            return schema
+        ignored = self.doc.ignored_in(schema)
+        rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
+        if "$ref" in rules or "allOf" not in rules:
+            return schema
+        merged = self.all_of(rules, slot)
+        return schema if merged is False else merged  # False: ``value`` says why
 
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""

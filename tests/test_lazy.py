@@ -194,3 +194,27 @@ def test_generated_schemas_read_the_same_language_lazily(schema, max_depth):
     lazy = constrain.compile(schema, cache=False, max_depth=max_depth)
     assert same_language(lazy, eager, 1500) is None
     assert lazy.find_trap(1500) is None
+
+
+RULES = {  # a linter's configuration: each rule an ``allOf`` of the shared rule and its own options
+    "type": "object",
+    "properties": {f"Rule{i}": {"allOf": [{"$ref": "#/$defs/rule"},
+                                          {"properties": {"limit": {"type": "integer", "maximum": i}}}]}
+                   for i in range(4)},
+    "$defs": {"rule": {"type": "object", "properties": {"active": {"type": "boolean"}}, "required": ["active"]}},
+}
+
+
+def test_an_all_of_waits_met_once():
+    """A property whose ``allOf`` meets into a quiet schema waits as that met schema, and reads
+    as it would lowered at compile; a meeting that fails still fails at compile."""
+    lazy = constrain.compile(RULES, cache=False)
+    assert len(lazy.program.waiting) >= 4
+    assert same_language(lazy, constrain.compile(RULES, cache=False, lazy=False)) is None
+    assert lazy.accepts('{"Rule2": {"active": true, "limit": 2}}')
+    assert not lazy.accepts('{"Rule2": {"active": true, "limit": 3}}')
+    assert not lazy.accepts('{"Rule1": {"limit": 1}}')
+    clash = {"type": "object", "required": ["a"],
+             "properties": {"a": {"allOf": [{"$ref": "#/$defs/rule"}, {"type": "string"}]}}, "$defs": RULES["$defs"]}
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile(clash, cache=False)
