@@ -163,6 +163,12 @@ LAZY_MUTATIONS = [
     ("a waiting fragment's size left out of the budget", "compiler/lower.py",
      "if self.prog.size + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:",
      "if False:"),
+    ("a pattern's match taken as fitting any length bounds", "compiler/deferral.py",
+     "return outline.every_length or shortest >= lo", "return True"),
+    ("a pattern's matches taken to come in every longer length", "compiler/regex.py",
+     "_shortest(found), False, found.size", "_shortest(found), True, found.size"),
+    ("an allOf judged unmet", "compiler/lower.py",
+     "                schema = self.met(schema, slot)\n", ""),
 ]
 
 

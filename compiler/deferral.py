@@ -25,6 +25,7 @@ from .containers import ANY_ORDER_MAX
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .merge import constraints, is_trivial
 from .refs import SchemaDocument
+from .regex import pattern_outline
 from .validation import has_type, json_type
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
@@ -34,17 +35,19 @@ COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf",
+    "enum", "const", "$ref", "anyOf", "pattern",
 })
+PRODUCT_MAX = 100_000  # ``chardfa.with_length`` refuses a string automaton past it
 _BUSY = object()
 
 
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str):
         self.doc = document
         self.any_order = any_order
+        self.regex_dialect = regex_dialect
         self._too_deep = False
         self._quiet: dict[int, object] = {}  # id -> _BUSY, False, or the subtree's weight
         self._inhabited_memo: dict[tuple[int, int], bool] = {}
@@ -122,6 +125,9 @@ class Deferral:
         weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
         weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
         weight += 32 * (node.get("maxItems") or node.get("minItems") or 0)
+        if "pattern" in node:  # its automaton, crossed with a count when not counted, and its scalars' fragments
+            outline = self._pattern(node)
+            weight += 2 * outline.states * (_cap(node, outline) + 1) + 48 * outline.ranges
         return weight + (1024 if "format" in node or "minimum" in node or "maximum" in node else 0)
 
     def _children(self, node: dict) -> list:
@@ -145,9 +151,17 @@ class Deferral:
             return False  # values filtered by keywords other than their type
         if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
             return False
+        if "pattern" in keys:  # one pattern that compiles, alone with lengths its product can hold
+            outline = self._pattern(node)
+            if "format" in keys or outline is None or outline.states * (_cap(node, outline) + 1) > PRODUCT_MAX:
+                return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
             return False
         return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+
+    def _pattern(self, node: dict):
+        pattern = node["pattern"]
+        return pattern_outline(pattern, self.regex_dialect) if isinstance(pattern, str) else None
 
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
@@ -192,8 +206,26 @@ def _plain_format(name) -> bool:
     return isinstance(name, str) and name in KNOWN_FORMATS and name not in CHECKED_BUT_OPEN
 
 
-def _string(_, node: dict, frames: int) -> bool:
+def _cap(node: dict, outline) -> int:
+    """The count ``chardfa.with_length`` would cross a pattern's automaton with."""
+    lo, hi = _pattern_lengths(node, outline)
+    return lo if hi is None else hi
+
+
+def _pattern_lengths(node: dict, outline) -> tuple[int, int | None]:
+    lo, hi = max(node.get("minLength", 0), outline.least), node.get("maxLength")
+    return lo, outline.most if hi is None else hi if outline.most is None else min(hi, outline.most)
+
+
+def _string(self, node: dict, frames: int) -> bool:
     lo, hi = node.get("minLength", 0), node.get("maxLength")
+    if "pattern" in node:  # a match of a length within the bounds (quiet: no format beside it)
+        outline = self._pattern(node)
+        lo, hi = _pattern_lengths(node, outline)
+        shortest = outline.shortest
+        if shortest is None or (hi is not None and max(lo, shortest) > hi):
+            return False
+        return outline.every_length or shortest >= lo
     if "format" in node:
         return "minLength" not in node and hi is None  # a format's own lengths, untested against bounds
     return hi is None or lo <= hi

@@ -61,7 +61,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
-        self.deferral = Deferral(document, options.property_order == "any") if options.lazy and with_prelude else None
+        self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect]) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}
 
     # -- driver ---------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -675,9 +676,9 @@ def minimized(dfa: CharDFA) -> CharDFA:
 
 # ------------------------------------------------------------------------------------ public API
 
-@functools.lru_cache(maxsize=4096)
-def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
-    """The DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
+@functools.lru_cache(maxsize=1024)
+def _determinized(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
+    """The DFA before minimisation, or the refusal: whatever can refuse a pattern happens here."""
     try:
         ast = _Parser(pattern, dialect, ignore_case).parse()
         if _size(ast, MAX_NFA_STATES) > MAX_NFA_STATES:
@@ -685,11 +686,66 @@ def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = Fa
         nfa = _NFA()
         start = nfa.state()
         final = nfa.build(ast, start)
-        return minimized(_determinize(nfa, start, final, max_states))
+        return _determinize(nfa, start, final, max_states)
     except _Refusal as refusal:
         return refusal
     except RecursionError:
         return _too_complex("pattern nests too deeply")
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
+    """The minimal DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
+    found = _determinized(pattern, max_states, dialect, ignore_case)
+    return found if isinstance(found, _Refusal) else minimized(found)
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What lowering a pattern will build, known before it is built (``compiler.deferral``):
+    the length range its terms carry (``{m,n}`` of a one-class pattern), the fewest scalars of a
+    match (None: nothing matches) and whether every longer length matches
+    too, at most how many states its automaton has, and at most how many scalar ranges its rows
+    hold (each row's grouped ranges become shared fragments, a few states per range)."""
+
+    least: int
+    most: int | None
+    shortest: int | None
+    every_length: bool
+    states: int
+    ranges: int
+
+
+@functools.lru_cache(maxsize=4096)
+def pattern_outline(pattern: str, dialect: str = "ecma") -> Outline | None:
+    """``pattern_terms``' outcome in outline, None when it would refuse the pattern: only the
+    determinisation is run (the rest, minimising and lowering, cannot fail), so a string fragment
+    with a pattern may wait to be lowered when first reached."""
+    shape = _one_class_repeated(pattern, dialect)
+    if shape is not None:
+        ranges, lo, hi = shape
+        return Outline(lo, hi, 0 if ranges else None, True, 1, len(ranges))
+    found = _determinized(pattern, 20_000, dialect)
+    if isinstance(found, _Refusal):
+        return None
+    rows = {tuple((lo, hi) for lo, hi, _ in row) for row in found.edges}
+    return Outline(0, None, _shortest(found), False, found.size, sum(map(len, rows)))
+
+
+def _shortest(dfa: CharDFA) -> int | None:
+    """The fewest scalars from the start to acceptance (classes hold no lone surrogate: ``normalize``)."""
+    seen, frontier, steps = {dfa.start}, [dfa.start], 0
+    while frontier:
+        if any(q in dfa.accepting for q in frontier):
+            return steps
+        nxt = []
+        for q in frontier:
+            for lo, hi, t in dfa.edges[q]:
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier, steps = nxt, steps + 1
+    return None
 
 
 def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
