@@ -167,8 +167,8 @@ LAZY_MUTATIONS = [
      "return outline.every_length or shortest >= lo", "return True"),
     ("a pattern's matches taken to come in every longer length", "compiler/regex.py",
      "_shortest(found), False, found.size", "_shortest(found), True, found.size"),
-    ("an allOf judged unmet", "compiler/lower.py",
-     "                schema = self.met(schema, slot)\n", ""),
+    ("an allOf met as its first branch alone", "compiler/lower.py",
+     'else self.all_of(rules, slot)', 'else rules["allOf"][0]'),
 ]
 
 

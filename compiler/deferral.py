@@ -44,8 +44,9 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met):
         self.doc = document
+        self.met = met  # a schema with its allOf met as the lowering meets it (``Lowering.met``)
         self.any_order = any_order
         self.regex_dialect = regex_dialect
         self._too_deep = False
@@ -70,7 +71,10 @@ class Deferral:
             return None
 
     def _node(self, schema: dict) -> dict:
-        return self.doc.without_ref_siblings(schema)
+        """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
+        met (left whole, and so not quiet, where the meeting fails)."""
+        node = self.doc.without_ref_siblings(schema)
+        return self.doc.without_ref_siblings(self.met(node)) if "allOf" in node else node
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
+import weakref
 
 from automaton.program import Program, ProgramTooLarge
 
@@ -19,7 +20,7 @@ from .containers import ContainerLowering
 from .deferral import Deferral
 from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
-from .errors import InvalidSchema, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
+from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
 from .merge import constraints, exactly_one, is_trivial, json_in, merge
 from .boolean import Complement, expand
@@ -61,8 +62,12 @@ class Lowering(ScalarLowering, ContainerLowering):
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
-        self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect]) if options.lazy and with_prelude else None
+        # (through a proxy: the lowering holds the deferral, which would otherwise hold it back)
+        me = weakref.proxy(self)
+        self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
+                                 lambda schema: me.met(schema, Slot(""), quiet=True)) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}
+        self._met: dict[int, object] = {}  # id of a schema with allOf -> it met (``met``)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -268,18 +273,26 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.literals(rules, slot, src, dst)
         self.typed(rules, slot, src, dst)
 
-    def met(self, schema, slot: Slot):
-        """A fragment's schema with a top-level ``allOf`` met into one schema, as ``value`` would
-        meet it, so that the deferral judges what will be lowered and the lowering, now or when
-        first entered, does not meet it again; any other schema as it is."""
+    def met(self, schema, slot: Slot, quiet: bool = False):
+        """``schema`` with a top-level ``allOf`` met into one schema, as ``value`` would meet it;
+        any other schema as it is. Met once per schema object, for the deferral (which judges
+        what will be lowered, ``quiet``: a meeting that raises is left to the lowering, which
+        raises it with its place) and for the lowering, now or when first entered."""
         if not isinstance(schema, dict) or "allOf" not in schema:
             return schema
-        ignored = self.doc.ignored_in(schema)
-        rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
-        if "$ref" in rules or "allOf" not in rules:
-            return schema
-        merged = self.all_of(rules, slot)
-        return schema if merged is False else merged  # False: ``value`` says why
+        found = self._met.get(id(schema))
+        if found is None:
+            ignored = self.doc.ignored_in(schema)
+            try:
+                rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
+                merged = False if "$ref" in rules or "allOf" not in rules else self.all_of(rules, slot)
+            except (SchemaError, RecursionError):
+                if not quiet:
+                    raise
+                return schema
+            found = self._met[id(schema)] = schema if merged is False else merged  # False: ``value`` says why
+            self._keep[id(schema)] = schema
+        return found
 
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
