@@ -35,6 +35,7 @@ from .strings import LITERAL, raw_only
 from .validation import Validator
 
 __all__ = ["Lowering", "Options"]
+ALL_OF_MAX = 256
 
 
 class Lowering(ScalarLowering, ContainerLowering):
@@ -298,6 +299,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
         rules = dict(rules)
         parts = rules.pop("allOf")
+        if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
+            raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)
         # the branches first (their properties come before the schema's own), met with the
         # schema's type from the start, so that anyOf branches of other types are dropped early
         merged = {"type": rules["type"]} if "type" in rules else {}

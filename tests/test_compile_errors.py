@@ -261,3 +261,13 @@ def test_compile_and_validate_refuse_a_malformed_keyword_in_the_same_words(schem
     with pytest.raises(constrain.InvalidSchema) as validated:
         constrain.validate(None, schema)
     assert str(compiled.value) == str(validated.value)
+
+
+def test_an_all_of_met_with_itself_is_bounded():
+    """An ``allOf`` whose branches reach it again doubles when met, level after level: a clear error
+    in bounded time and memory (found by the lazy-lowering property test: 24 GB before)."""
+    again = {"$ref": "#/$defs/shared", "$defs": {"x": {"pattern": "b"}}}
+    schema = {"$ref": "#/$defs/shared", "$defs": {"shared": {"allOf": [again, again]}}}
+    for lazy in (True, False):
+        with pytest.raises(constrain.SchemaTooComplex, match="allOf of more than 256 branches"):
+            constrain.compile(schema, cache=False, lazy=lazy)
