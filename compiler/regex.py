@@ -46,6 +46,7 @@ SPACE: Ranges = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 
 MAX_NFA_STATES = 100_000
+MAX_DFA_STATES = 20_000  # a pattern's automaton, before minimising
 MAX_WORK = 1_000_000  # closure steps and range events; MaskBench patterns need < 100k
 MAX_DEPTH = 100  # group nesting (each level costs several Python frames)
 
@@ -725,7 +726,7 @@ def pattern_outline(pattern: str, dialect: str = "ecma") -> Outline | None:
     if shape is not None:
         ranges, lo, hi = shape
         return Outline(lo, hi, 0 if ranges else None, True, 1, len(ranges))
-    found = _determinized(pattern, 20_000, dialect)
+    found = _determinized(pattern, MAX_DFA_STATES, dialect)
     if isinstance(found, _Refusal):
         return None
     rows = {tuple((lo, hi) for lo, hi, _ in row) for row in found.edges}
@@ -748,7 +749,7 @@ def _shortest(dfa: CharDFA) -> int | None:
     return None
 
 
-def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = 20_000,
+def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = MAX_DFA_STATES,
                 dialect: str = "ecma", ignore_case: bool = False) -> CharDFA:
     """The strings `s` for which ``pattern`` holds (ECMA-262 search), as a trimmed minimal DFA.
 
