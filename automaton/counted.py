@@ -14,7 +14,9 @@ Liveness is arithmetic: ``(n, q)`` can finish exactly when the exit can and ``q`
 true when ``lo`` is 0, or when every accepting template state reads a scalar into another one
 (``goes_on``; the compiler checks which before it asks for a block). A block with no bounds at all
 (``lo`` 0, ``hi`` None: one count) is how a free string's pattern or format is lowered: its template
-is shared, so each grammar pays only for the block.
+is shared, so each grammar pays only for the block. A pattern's counted group (``{0,199}`` words)
+is a block whose count moves on only where an iteration begins: its template's other targets stay
+at the count (``Template``), and ``dist`` counts iterations.
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ class Template:
     """A scalar automaton written in bytes, made once per automaton and shared by every block (and
     grammar) that uses it. State ``q`` reads ``edges[q]`` (byte ranges to template states) and
     ``calls[q]`` (``(slot, template state)``: the fragment a block puts in that slot, returning
-    there), each one scalar; ``slots`` says what each slot's fragment reads, for the compiler."""
+    there), each one scalar; ``slots`` says what each slot's fragment reads, for the compiler. A
+    target ``t`` below the width stays at the count, ``width + t`` is ``t`` at the next one: a
+    length's template moves every scalar on, a pattern's counted group only those that begin an
+    iteration."""
 
     edges: tuple[Edges, ...]
     calls: tuple[Calls, ...]
     slots: tuple
     accepting: bytes
-    dist: tuple[int, ...]  # scalars from each state to acceptance, at the fewest
+    dist: tuple[int, ...]  # counts from each state to acceptance, at the fewest
     forever: tuple[int, ...]  # states that read plain text forever, staying among them
     goes_on: bool  # every accepting state reads a scalar into an accepting state
 
@@ -55,7 +60,7 @@ class Template:
 
 @dataclass(eq=False)
 class CountedBlock:
-    """``template`` between ``lo`` and ``hi`` scalars: each scalar read moves to the next count; a
+    """``template`` between ``lo`` and ``hi`` counts (scalars, or a pattern's group iterations): a
     state leaves for ``exit`` when the template accepts there and the count is at least ``lo``.
     Counts run to ``hi``, or without bound (``hi`` None: past ``lo`` the count stays at ``lo``)."""
 
@@ -85,29 +90,29 @@ class CountedBlock:
     def entry(self) -> int:
         return self.first + self.start
 
-    def _next_row(self, s: int) -> tuple[int, int]:
-        """The template state of ``s`` and the number of template state 0 at the next count (-1 at
-        the last count of a bounded block, which reads nothing more)."""
+    def _row(self, s: int) -> tuple[int, int, int]:
+        """The template state of ``s``, the number its targets are added to (template state 0 at this
+        count: a target past the width is in the next count), and the targets kept: those of the
+        next count are cut at the last count of a bounded block, which reads no further."""
         n, q = divmod(s - self.first, self.width)
-        if self.hi is None:
-            return q, self.first + min(n + 1, self.lo) * self.width
-        return q, (self.first + (n + 1) * self.width) if n < self.hi else -1
+        base = self.first + n * self.width
+        if self.hi is None:  # past ``lo`` the count stays (every target of such a template is next)
+            return q, base - self.width if n >= self.lo else base, 2 * self.width
+        return q, base, 2 * self.width if n < self.hi else self.width
 
-    def _edges(self, q: int, base: int) -> Edges:
-        """Template state ``q``'s edges into the count whose template state 0 is ``base``."""
-        return tuple([(lo, hi, base + t) for lo, hi, t in self.template.edges[q]])
+    def _edges(self, q: int, base: int, cut: int) -> Edges:
+        """Template state ``q``'s edges from the count whose template state 0 is ``base``."""
+        return tuple([(lo, hi, base + t) for lo, hi, t in self.template.edges[q] if t < cut])
 
-    def _calls(self, q: int, base: int) -> Calls:
+    def _calls(self, q: int, base: int, cut: int) -> Calls:
         frags = self.fragments
-        return tuple([(frags[k], base + t) for k, t in self.template.calls[q]])
+        return tuple([(frags[k], base + t) for k, t in self.template.calls[q] if t < cut])
 
     def edges_of(self, s: int) -> Edges:
-        q, base = self._next_row(s)
-        return () if base < 0 else self._edges(q, base)
+        return self._edges(*self._row(s))
 
     def calls_of(self, s: int) -> Calls:
-        q, base = self._next_row(s)
-        return () if base < 0 else self._calls(q, base)
+        return self._calls(*self._row(s))
 
     def eps_of(self, s: int) -> tuple[int, ...]:
         n, q = divmod(s - self.first, self.width)
@@ -120,7 +125,7 @@ class CountedBlock:
         if kind == "eps_of":
             return [(self.exit,) if accepting else () for accepting in self.template.accepting]
         row = self._edges if kind == "edges_of" else self._calls
-        return [row(q, self.first) for q in range(self.width)]
+        return [row(q, self.first - self.width, 2 * self.width) for q in range(self.width)]
 
     def representative(self, n: int, reach: int) -> int:
         """The count standing for ``n`` where only texts of at most ``reach`` scalars are read: far

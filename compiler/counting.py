@@ -7,6 +7,9 @@ once and the count aside; it is exact when a state's fewest scalars to acceptanc
 whether it can still finish within the bounds: when ``minLength`` is 0 (only an upper bound to stay
 under), or when every accepting state reads a scalar into an accepting state (then from a state
 ``dist`` scalars from acceptance, every longer length is reachable too, so any lower bound is).
+A pattern's counted group (``regex.counted_pattern``) is a block too, counting the group's
+iterations from 0 to the most left optional; a length beside it would be a second count, so the
+pattern is then unrolled (``counted_group``).
 
 The template hangs on its automaton (``CharDFA.derived``): formats and patterns are cached per
 process (``format_terms``, ``pattern_dfa``'s LRU), so their templates are made once per process,
@@ -16,12 +19,18 @@ grammar's blocks hold their template, so a pickled grammar carries it along.
 
 from __future__ import annotations
 
+from collections import deque
+
 from automaton.counted import UNREACHABLE, Template
 
 from .chardfa import CharDFA
+from .regex import CountedPattern, counted_pattern
 from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
+# what bounds a string beside its pattern: a second count or a product (the markers are the values,
+# patterns and formats ``not`` rules out)
+STRING_BOUNDS = ("format", "maxLength", "_not_values", "_not_patterns", "_not_formats")
 # automata up to this size are checked for states that read plain text forever; the larger ones
 # count (a long maxLength unrolled), so they have none, and the check would cost
 FOREVER_MAX = 1024
@@ -32,27 +41,26 @@ def _writable(lo: int, hi: int) -> bool:
     return lo < SURROGATES[0] or hi > SURROGATES[1]
 
 
-def _distances(dfa: CharDFA) -> list[int]:
-    """Per state, the fewest writable scalars to acceptance (``UNREACHABLE`` when none leads there)."""
+def _distances(dfa: CharDFA, stepped: frozenset[int] | None = None) -> list[int]:
+    """Per state, the fewest counts to acceptance over writable scalars (``UNREACHABLE`` when none
+    leads there): each scalar counts, or (``stepped``) each entry into a stepped state."""
     reverse: list[list[int]] = [[] for _ in dfa.edges]
     for q, row in enumerate(dfa.edges):
         for lo, hi, t in row:
             if _writable(lo, hi):
                 reverse[t].append(q)
     dist = [UNREACHABLE] * dfa.size
-    frontier = sorted(dfa.accepting)
-    for q in frontier:
+    todo = deque()
+    for q in sorted(dfa.accepting):
         dist[q] = 0
-    steps = 0
-    while frontier:
-        steps += 1
-        nxt = []
-        for t in frontier:
-            for q in reverse[t]:
-                if dist[q] == UNREACHABLE:
-                    dist[q] = steps
-                    nxt.append(q)
-        frontier = nxt
+        todo.append(q)
+    while todo:  # breadth first, a count of 0 ahead of the queue (each scalar counts 0 or 1)
+        t = todo.popleft()
+        cost = 1 if stepped is None or t in stepped else 0
+        for q in reverse[t]:
+            if dist[t] + cost < dist[q]:
+                dist[q] = dist[t] + cost
+                todo.append(q) if cost else todo.appendleft(q)
     return dist
 
 
@@ -67,31 +75,36 @@ def by_target(row) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
     return [(t, tuple(ranges)) for t, ranges in by_target.items()]
 
 
-def template(dfa: CharDFA, literal: bool = False) -> Template:
+def template(dfa: CharDFA, literal: bool = False, stepped: frozenset[int] | None = None) -> Template:
     """``dfa`` as a free string writes it (``literal``: under the literal rules, as keys beyond the
     names are written): per state, the raw ASCII bytes of its scalars, and call slots for their
     escapes and multi-byte forms (one slot per scalar set, split at ASCII, so the big non-ASCII
-    part, the same in almost every set, is one fragment per grammar). Made once per rules."""
-    name = "key template" if literal else "template"
+    part, the same in almost every set, is one fragment per grammar). Each scalar moves to the next
+    count, or (``stepped``: a pattern's counted group) only those entering a stepped state. Made
+    once per rules."""
+    name = "key template" if literal else "stepped template" if stepped is not None else "template"
     found = dfa.derived.get(name)
     if found is not None:
         return found
+    width = dfa.size
     slots: dict[tuple, int] = {}
     edges, calls = [], []
     for row in dfa.edges:
         row_edges, row_calls = [], []
         for t, scalars in by_target(row):
+            t += width if stepped is None or t in stepped else 0  # a target in the next count
             row_edges += [(a, b, t) for a, b in ascii_raw(scalars)]
             row_calls += [(slots.setdefault(part, len(slots)), t) for part in spelled_parts(scalars, literal)]
         edges.append(tuple(row_edges))
         calls.append(tuple(row_calls))
     forever: tuple[int, ...] = ()
-    if dfa.size <= FOREVER_MAX:
+    if dfa.size <= FOREVER_MAX and stepped is None:
         forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
-    goes_on = all(any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
+    goes_on = stepped is None and all(
+        any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
     found = dfa.derived[name] = Template(
         tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
-        tuple(_distances(dfa)), forever, goes_on)
+        tuple(_distances(dfa, stepped)), forever, goes_on)
     return found
 
 
@@ -108,3 +121,17 @@ def counted(dfa: CharDFA, lo: int, hi: int | None) -> bool | None:
     if not (hi is not None and lo == 0) and not shape.goes_on:
         return False
     return shape.dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) or None
+
+
+def counted_group(rules: dict, dialect: str) -> CountedPattern | None:
+    """The string's pattern with its group repetition counted (``regex.counted_pattern``), when
+    nothing else bounds the string (a ``maxLength`` or a format would be a second count: the pattern
+    is then unrolled; a ``minLength`` within its shortest match says nothing) and a match fits the
+    group's count. Asked by the lowering and by the deferral, which must agree."""
+    pattern = rules.get("pattern")
+    if not isinstance(pattern, str) or any(k in rules for k in STRING_BOUNDS):
+        return None
+    group = counted_pattern(pattern, dialect)
+    if group is None or rules.get("minLength", 0) > group.shortest:
+        return None
+    return group if template(group.dfa, stepped=group.stepped).dist[group.dfa.start] <= group.most else None

@@ -22,6 +22,7 @@ import math
 
 from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX
+from .counting import counted_group
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .merge import constraints, is_trivial
 from .refs import SchemaDocument
@@ -165,7 +166,9 @@ class Deferral:
 
     def _pattern(self, node: dict):
         pattern = node["pattern"]
-        return pattern_outline(pattern, self.regex_dialect) if isinstance(pattern, str) else None
+        if not isinstance(pattern, str):
+            return None
+        return pattern_outline(pattern, self.regex_dialect, counted_group(node, self.regex_dialect) is not None)
 
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or

@@ -7,6 +7,10 @@ in a process cost that process's first schema using it up to 140 ms (``uri-refer
 format's terms under both dialects, with a fingerprint of the modules that build them: a table
 whose fingerprint is not the code's is never read (the format is built as before), and a test
 fails until the table is written again.
+
+It holds Python's ``\\s``, ``\\d`` and ``\\w`` classes too (``regex._python_class``: what the
+portable dialect must keep out; 30-40 ms each to ask of ``re``, once per process), read only under
+the Unicode version they were computed with.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import gzip
 import hashlib
 import json
 import sys
+import unicodedata
 from array import array
 from functools import lru_cache
 from pathlib import Path
@@ -34,21 +39,33 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+PYTHON_CLASSES = "sdw"
+
+
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    """The table's terms by ``dialect:name``; empty when it is missing or of other code (or the code's
-    text cannot be read to tell)."""
+    """The table (its ``terms`` by ``dialect:name`` and Python's ``classes``); empty when it is missing
+    or of other code (or the code's text cannot be read to tell)."""
     try:
         with gzip.open(TABLE, "rt", encoding="utf-8") as f:
             table = json.load(f)
-        return table["terms"] if table.get("fingerprint") == fingerprint() else {}
-    except (OSError, ValueError, KeyError):
+        return table if table.get("fingerprint") == fingerprint() else {}
+    except (OSError, ValueError):
         return {}
+
+
+def python_class(name: str) -> tuple[tuple[int, int], ...] | None:
+    """Python's ``\\name`` as scalar ranges from the table, None when it holds another Unicode version's."""
+    classes = _table().get("classes", {})
+    if classes.get("unicode") != unicodedata.unidata_version or name not in classes:
+        return None
+    flat = _ints(classes[name])
+    return tuple(zip(flat[::2], flat[1::2]))
 
 
 def load(dialect: str, name: str):
     """The terms of format ``name`` under ``dialect`` ("spec" or "portable") from the table, or None."""
-    entry = _table().get(f"{dialect}:{name}")
+    entry = _table().get("terms", {}).get(f"{dialect}:{name}")
     if entry is None:
         return None
     return tuple((_dfa(term), term["lo"], term["hi"]) for term in entry)
@@ -95,9 +112,19 @@ def built() -> dict[str, tuple]:
     return out
 
 
+def built_classes() -> dict[str, tuple]:
+    """Python's classes, asked of ``re`` (not the table)."""
+    from .regex import scan_python_class
+
+    return {name: scan_python_class(name) for name in PYTHON_CLASSES}
+
+
 def write() -> None:
     terms = {key: _entry(value) for key, value in built().items()}
-    text = json.dumps({"fingerprint": fingerprint(), "terms": terms}, separators=(",", ":"), sort_keys=True)
+    classes = {name: _text(x for r in ranges for x in r) for name, ranges in built_classes().items()}
+    text = json.dumps({"fingerprint": fingerprint(), "terms": terms,
+                       "classes": {"unicode": unicodedata.unidata_version, **classes}},
+                      separators=(",", ":"), sort_keys=True)
     with gzip.GzipFile(TABLE, "wb", mtime=0) as f:  # no time stamp: the same code writes the same bytes
         f.write(text.encode("utf-8"))
 

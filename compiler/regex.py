@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler import prebuilt
 from compiler.chardfa import MAX_SCALAR, CharDFA
 from compiler.errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 
@@ -49,6 +50,7 @@ MAX_NFA_STATES = 100_000
 MAX_DFA_STATES = 20_000  # a pattern's automaton, before minimising
 MAX_WORK = 1_000_000  # closure steps and range events; MaskBench patterns need < 100k
 MAX_DEPTH = 100  # group nesting (each level costs several Python frames)
+COUNTED_GROUP_MIN = 16  # a bounded group repetition with this many optional copies or more is counted
 
 
 def normalize(ranges) -> Ranges:
@@ -122,10 +124,19 @@ def _python_keeps(name: str, ranges: Ranges) -> Ranges:
 
 @functools.lru_cache(maxsize=None)
 def _python_class(name: str) -> Ranges:
-    """Every scalar Python's ``\\name`` matches, asked of ``re`` itself over every code point (tens of
-    milliseconds, once per process and class)."""
+    """Every scalar Python's ``\\name`` matches: shipped in ``compiler.prebuilt`` for the Unicode
+    version it was computed with, else asked of ``re``."""
+    return prebuilt.python_class(name) or scan_python_class(name)
+
+
+def scan_python_class(name: str) -> Ranges:
+    """Python's ``\\name`` asked of ``re`` itself over every code point (30-40 ms)."""
     every = np.arange(MAX_SCALAR + 1, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     return normalize((m.start(), m.end() - 1) for m in re.finditer(f"\\{name}+", every))
+
+
+class _Ambiguous(Exception):
+    """A counted group's iterations cannot be told apart as the pattern is read: it is unrolled."""
 
 
 class _Refusal(Exception):
@@ -150,7 +161,7 @@ def _too_complex(text):
 
 # ---------------------------------------------------------------------------------------- parser
 # AST nodes: ("set", ranges) | ("seq", nodes) | ("alt", nodes) | ("rep", node, lo, hi|None)
-#            | ("bol",) | ("eol",)
+#            | ("bol",) | ("eol",) | ("count", node): any number of node, each begun by a tagged edge
 
 class _Parser:
     """Recursive descent over ECMA-262 pattern syntax (Annex B leniency for ``{``, ``}``, ``]``)."""
@@ -406,6 +417,8 @@ def _size(node, limit: int) -> int:
     tag = node[0]
     if tag in ("set", "bol", "eol"):
         return 2
+    if tag == "count":
+        return _size(node[1], limit) + 3
     if tag in ("seq", "alt"):
         total = 2
         for child in node[1]:
@@ -421,16 +434,18 @@ def _size(node, limit: int) -> int:
 # ------------------------------------------------------------------------------------------- NFA
 
 class _NFA:
-    """Thompson NFA: each state has at most one character edge, plus epsilon/^/$ edges."""
+    """Thompson NFA: each state has at most one character edge, plus epsilon/^/$ edges, and the
+    tagged epsilon edges that begin an iteration of a counted group."""
 
     def __init__(self):
         self.char: list[tuple[Ranges, int] | None] = []
         self.eps: list[list[int]] = []
         self.bol: list[list[int]] = []
         self.eol: list[list[int]] = []
+        self.tag: list[list[int]] = []
 
     def state(self) -> int:
-        for table in (self.eps, self.bol, self.eol):
+        for table in (self.eps, self.bol, self.eol, self.tag):
             table.append([])
         self.char.append(None)
         return len(self.char) - 1
@@ -461,6 +476,13 @@ class _NFA:
             e = self.state()
             (self.bol if tag == "bol" else self.eol)[s].append(e)
             return e
+        if tag == "count":
+            e, loop, begin = self.state(), self.state(), self.state()
+            self.eps[s].append(loop)
+            self.eps[loop].append(e)
+            self.tag[loop].append(begin)
+            self.eps[self.build(node[1], begin)].append(loop)
+            return e
         _, child, lo, hi = node
         for _ in range(lo):
             s = self.build(child, s)
@@ -480,8 +502,14 @@ class _NFA:
 
 # ----------------------------------------------------------------------------- determinisation
 
-def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
+def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> tuple[CharDFA, frozenset[int]]:
+    """The DFA, and the states whose entry begins one more iteration of the counted group (none
+    without one). With a counted group a thread about to begin an iteration is NFA state ``q + n``
+    (one pending iteration); each character must be read by threads that all begin one or none, so
+    that every thread of a DFA state has made the same count of iterations (else _Ambiguous)."""
     work = 0
+    n = len(nfa.char)
+    counting = any(nfa.tag)
 
     def closure(seeds, at_start: bool, at_end: bool) -> frozenset:
         nonlocal work
@@ -489,21 +517,28 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
         while stack:
             q = stack.pop()
             work += 1
-            nxt = nfa.eps[q]
-            if at_start and nfa.bol[q]:
-                nxt = nxt + nfa.bol[q]
-            if at_end and nfa.eol[q]:
-                nxt = nxt + nfa.eol[q]
+            r = q - n if q >= n else q
+            nxt = nfa.eps[r]
+            if at_start and nfa.bol[r]:
+                nxt = nxt + nfa.bol[r]
+            if at_end and nfa.eol[r]:
+                nxt = nxt + nfa.eol[r]
+            if q != r:
+                nxt = [t + n for t in nxt]
+            if nfa.tag[r]:
+                if q != r:  # a second iteration begun before a character: an empty one
+                    raise _Ambiguous
+                nxt = nxt + [t + n for t in nfa.tag[r]]
             for t in nxt:
                 if t not in seen:
                     seen.add(t)
                     stack.append(t)
         if work > MAX_WORK:
             raise _too_complex("pattern needs too much work to compile")
-        return frozenset(q for q in seen if nfa.char[q] is not None or nfa.eol[q] or q == final)
+        return frozenset(q for q in seen if nfa.char[q % n] is not None or nfa.eol[q % n] or q == final)
 
     def accepts_at_end(states) -> bool:
-        waiting = [q for q in states if nfa.eol[q]]
+        waiting = [q for q in states if nfa.eol[q % n]]
         return bool(waiting) and final in closure(waiting, False, True)
 
     @functools.lru_cache(maxsize=None)
@@ -523,24 +558,27 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
         return keys, out
 
     dfa = CharDFA()
+    stepped: set[int] = set()
     matched = dfa.add_state(accepting=True)  # a match has ended: anything may follow
     dfa.edges[matched] = [(lo, hi, matched) for lo, hi in SCALARS]
     init = closure([start], True, False)
     if final in init:
-        return dfa
+        return dfa, frozenset()
     first = dfa.add_state(accepting=final in closure([start], True, True))
     dfa.start = first
     base = closure([start], False, False)  # re-entered before every character: unanchored left
-    ids: dict[frozenset, int] = {}
+    if counting and base:
+        raise _Ambiguous  # a match begun later would count from zero
+    ids: dict[tuple[frozenset, bool], int] = {}
     after: dict[frozenset, frozenset] = {}  # NFA states moved to -> their closure with ``base``
     todo = [(first, init)]
     while todo:
         q, states = todo.pop()
         groups: dict[Ranges, list[int]] = {}
         for s in states:
-            edge = nfa.char[s]
-            if edge is not None:
-                groups.setdefault(edge[0], []).append(edge[1])
+            edge = nfa.char[s % n]
+            if edge is not None:  # the target carries the iteration its thread was about to begin
+                groups.setdefault(edge[0], []).append(edge[1] + s - s % n)
         groups.setdefault(SCALARS, [])  # every scalar re-enters `base`, consumed or not
         memo: dict[frozenset, int] = {}
         row: list[tuple[int, int, int]] = []
@@ -548,20 +586,30 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
         for lo, hi, key in cuts:
             if key not in memo:
                 seeds = frozenset([t for i in key for t in groups[keys[i]]])
+                step = bool(seeds) and min(seeds) >= n
+                if step:
+                    seeds = frozenset(t - n for t in seeds)
+                elif counting and seeds and max(seeds) >= n:
+                    raise _Ambiguous  # read by threads of two counts
                 nxt = after.get(seeds)
                 if nxt is None:  # many states move to the same NFA states: their closure once
                     nxt = after[seeds] = closure(seeds, False, False) | base
                 if not nxt:
                     memo[key] = -1  # nothing alive: no edge
-                elif final in nxt:
+                elif final in nxt and not step:
                     memo[key] = matched
-                elif nxt in ids:
-                    memo[key] = ids[nxt]
+                elif (nxt, step) in ids:
+                    memo[key] = ids[nxt, step]
                 else:
                     if dfa.size >= max_states:
                         raise _too_complex(f"pattern needs more than {max_states} automaton states")
-                    ids[nxt] = memo[key] = dfa.add_state(accepting=accepts_at_end(nxt))
-                    todo.append((memo[key], nxt))
+                    t = ids[nxt, step] = memo[key] = dfa.add_state(accepting=final in nxt or accepts_at_end(nxt))
+                    if step:
+                        stepped.add(t)
+                    if final in nxt:  # a match ended by the iteration's character: as ``matched``
+                        dfa.edges[t] = list(dfa.edges[matched])
+                    else:
+                        todo.append((t, nxt))
             t = memo[key]
             if t < 0:
                 continue
@@ -570,7 +618,7 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> CharDFA:
             else:
                 row.append((lo, hi, t))
         dfa.edges[q] = row
-    return dfa
+    return dfa, frozenset(stepped)
 
 
 # -------------------------------------------------------------------------------- minimisation
@@ -687,7 +735,7 @@ def _determinized(pattern: str, max_states: int, dialect: str, ignore_case: bool
         nfa = _NFA()
         start = nfa.state()
         final = nfa.build(ast, start)
-        return _determinize(nfa, start, final, max_states)
+        return _determinize(nfa, start, final, max_states)[0]
     except _Refusal as refusal:
         return refusal
     except RecursionError:
@@ -699,6 +747,95 @@ def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = Fa
     """The minimal DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
     found = _determinized(pattern, max_states, dialect, ignore_case)
     return found if isinstance(found, _Refusal) else minimized(found)
+
+
+@dataclass(frozen=True)
+class CountedPattern:
+    """A pattern with its widest bounded group repetition counted instead of unrolled: ``dfa`` reads
+    the pattern with that group repeated without bound, and each entry into a state of ``stepped``
+    begins one more of its optional iterations, of which at most ``most`` may be begun
+    (``compiler.counting`` makes the counted block). ``(?:\\S+\\s+){0,199}\\S+`` (at most 200 words)
+    is six states and a count, where unrolled it was 400 states and 50 ms to build."""
+
+    dfa: CharDFA
+    stepped: frozenset[int]
+    most: int
+    shortest: int  # the fewest scalars of a match (one with no optional iteration)
+
+
+@functools.lru_cache(maxsize=1024)
+def counted_pattern(pattern: str, dialect: str = "ecma") -> CountedPattern | None:
+    """The pattern with a counted group, or None: no bounded group repetition of at least
+    ``COUNTED_GROUP_MIN`` optional copies outside any other repetition, a pattern not anchored at
+    the start, iterations that cannot be told apart as the text is read (``(a*b?){0,20}``), or
+    anything ``pattern_dfa`` refuses: those are built unrolled, as before."""
+    if _one_class_repeated(pattern, dialect) is not None:
+        return None  # counted by its length, one state wide (``pattern_terms``)
+    try:
+        found = _count_group(_Parser(pattern, dialect).parse())
+        if found is None:
+            return None
+        ast, most = found
+        if _size(ast, MAX_NFA_STATES) > MAX_NFA_STATES:
+            return None
+        nfa = _NFA()
+        start = nfa.state()
+        dfa, stepped = _determinize(nfa, start, nfa.build(ast, start), MAX_DFA_STATES)
+    except (_Refusal, _Ambiguous, RecursionError):
+        return None
+    shortest = _shortest(dfa)
+    return CountedPattern(dfa, stepped, most, shortest) if stepped and shortest is not None else None
+
+
+def _count_group(ast) -> tuple[tuple, int] | None:
+    """``ast`` with its widest bounded repetition ``G{m,n}`` (not inside another repetition) as ``G``
+    ``m`` times then ``("count", G)``, and ``n - m``; None when there is none worth counting. A
+    repetition followed by the first items of its own group is rotated first,
+    ``(XY){m,n}X`` to ``X(YX){m,n}``, so that an iteration is begun by what only an iteration reads."""
+    ast = _rotated(ast)
+    found = []
+
+    def visit(node):
+        if node[0] in ("seq", "alt"):
+            for child in node[1]:
+                visit(child)
+        elif node[0] == "rep" and node[3] is not None and node[3] - node[2] >= COUNTED_GROUP_MIN:
+            found.append(node)
+
+    visit(ast)
+    if not found:
+        return None
+    widest = max(found, key=lambda rep: (rep[3] - rep[2]) * _size(rep[1], MAX_NFA_STATES))
+    _, body, lo, hi = widest
+    if lo * _size(body, MAX_NFA_STATES) > MAX_NFA_STATES:
+        return None  # its required copies alone are too many (``pattern_dfa`` words the refusal)
+
+    def rewrite(node):
+        if node is widest:
+            return ("seq", (body,) * lo + (("count", body),))
+        if node[0] in ("seq", "alt"):
+            return (node[0], tuple(rewrite(child) for child in node[1]))
+        return node
+
+    return rewrite(ast), hi - lo
+
+
+def _rotated(node):
+    """``(XY){m,n}X`` as ``X(YX){m,n}`` wherever a sequence holds it (the same strings)."""
+    if node[0] not in ("seq", "alt"):
+        return node
+    items = [_rotated(child) for child in node[1]]
+    if node[0] == "seq":
+        for k, item in enumerate(items):
+            if item[0] != "rep" or item[1][0] != "seq":
+                continue
+            body = item[1][1]
+            j = len(body) - 1
+            while j and tuple(items[k + 1:k + 1 + j]) != body[:j]:
+                j -= 1
+            if j:
+                items[k:k + 1 + j] = list(body[:j]) + [("rep", ("seq", body[j:] + body[:j]), item[2], item[3])]
+    return (node[0], tuple(items))
 
 
 @dataclass(frozen=True)
@@ -718,10 +855,14 @@ class Outline:
 
 
 @functools.lru_cache(maxsize=4096)
-def pattern_outline(pattern: str, dialect: str = "ecma") -> Outline | None:
+def pattern_outline(pattern: str, dialect: str = "ecma", counted: bool = False) -> Outline | None:
     """``pattern_terms``' outcome in outline, None when it would refuse the pattern: only the
     determinisation is run (the rest, minimising and lowering, cannot fail), so a string fragment
-    with a pattern may wait to be lowered when first reached."""
+    with a pattern may wait to be lowered when first reached. ``counted``: lowered with its group
+    counted (``counting.counted_group``)."""
+    if counted:
+        group = counted_pattern(pattern, dialect)
+        return Outline(0, None, group.shortest, False, group.dfa.size * (group.most + 1), _row_ranges(group.dfa))
     shape = _one_class_repeated(pattern, dialect)
     if shape is not None:
         ranges, lo, hi = shape
@@ -729,8 +870,12 @@ def pattern_outline(pattern: str, dialect: str = "ecma") -> Outline | None:
     found = _determinized(pattern, MAX_DFA_STATES, dialect)
     if isinstance(found, _Refusal):
         return None
-    rows = {tuple((lo, hi) for lo, hi, _ in row) for row in found.edges}
-    return Outline(0, None, _shortest(found), False, found.size, sum(map(len, rows)))
+    return Outline(0, None, _shortest(found), False, found.size, _row_ranges(found))
+
+
+def _row_ranges(dfa: CharDFA) -> int:
+    """The scalar ranges of the automaton's distinct rows (each grouped range becomes a fragment)."""
+    return sum(map(len, {tuple((lo, hi) for lo, hi, _ in row) for row in dfa.edges}))
 
 
 def _shortest(dfa: CharDFA) -> int | None:

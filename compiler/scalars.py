@@ -11,7 +11,7 @@ from .chardfa import CharDFA
 from automaton.counted import CountedBlock
 
 from .context import REGEX_DIALECT, where
-from .counting import FOREVER_MAX, by_target, counted, template
+from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
@@ -95,6 +95,13 @@ class ScalarLowering:
         self.prog.call(src, frag, dst)
 
     def lower_string(self, rules, slot, src, dst):
+        group = counted_group(rules, REGEX_DIALECT[self.options.dialect])
+        if group is not None:
+            open_, close = self.state(src), self.state(src)
+            self.prog.text(src, b'"', open_)
+            self.counted_string(group.dfa, 0, group.most, open_, close, stepped=group.stepped)
+            self.prog.text(close, b'"', dst)
+            return
         try:
             terms = self.string_terms(rules, slot)
             if terms == [(None, 0, None)]:
@@ -209,11 +216,12 @@ class ScalarLowering:
             raise
         return terms
 
-    def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int, literal: bool = False) -> None:
-        """The scalars of ``dfa``, ``lo..hi`` of them, as a counted block over its template
-        (``compiler.counting``; ``literal``: spelled under the literal rules): this grammar gives it
-        only the fragments of its call slots."""
-        shape = template(dfa, literal)
+    def counted_string(self, dfa: CharDFA, lo: int, hi: int | None, src: int, dst: int, literal: bool = False,
+                       stepped: frozenset[int] | None = None) -> None:
+        """The scalars of ``dfa``, ``lo..hi`` of them (``stepped``: of its group iterations), as a
+        counted block over its template (``compiler.counting``; ``literal``: spelled under the
+        literal rules): this grammar gives it only the fragments of its call slots."""
+        shape = template(dfa, literal, stepped)
         prog = self.prog
         fragments = tuple(self.scalar_fragment(part, literal) for part in shape.slots)
         prog.counted_block(src, CountedBlock(shape, fragments, lo, hi, dfa.start, dst, prog.owner[src]))

@@ -211,3 +211,43 @@ def test_a_blocks_rows_made_at_once_are_those_made_one_by_one(schema):
                 assert getattr(program, kind[:-3] if kind != "eps_of" else "eps")[s] == made
                 if rows is not None:
                     assert rows[s - block.first] == made
+
+
+@pytest.mark.parametrize("most", [199, 20_000])
+def test_a_bounded_group_repetition_is_counted(most):
+    """``(?:\\S+\\s+){0,n}\\S+`` (at most n + 1 words) is a few states and a count of words, whatever n."""
+    program = compiled({"type": "string", "pattern": f"^(?:\\S+\\s+){{0,{most}}}\\S+$"}).program
+    assert [(block.lo, block.hi) for block in program.counted] == [(0, most)]
+    assert program.counted[0].width < 10 and program.written - program.included < 400
+
+
+COUNTED_GROUPS = ["^(?:\\S+\\s+){0,19}\\S+$", "^$|(^(?:\\S+\\s+){0,16}\\S+$)", "^(([0-9]|[a-f]){2}){0,17}$",
+                  "^x(ab){3,22}y$", "^(a|bc){0,20}$", "^([a-z]+,){0,17}[a-z]+$", "^(a*b?){0,20}$",
+                  "^(?:ab|a){0,18}b$", "^(?:[ab]{2}){2,20}(?:c|ab)$"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.sampled_from(COUNTED_GROUPS), max_length=st.none() | st.integers(0, 60),
+       text=st.lists(st.sampled_from(["a", "b", "c", " ", "\t", ",", "é", "x", "y", "0", "f", "ab", "a b"]),
+                     max_size=40).map("".join), escape_all=st.booleans())
+def test_a_counted_group_agrees_with_python_jsonschema(pattern, max_length, text, escape_all):
+    """A pattern's counted group (or the unrolled automaton where its iterations are ambiguous, or a
+    maxLength is a second count) validates like python-jsonschema, near the count's bound too."""
+    schema = {"type": "string", "pattern": pattern, **({} if max_length is None else {"maxLength": max_length})}
+    expected = jsonschema.Draft202012Validator(schema).is_valid(text)
+    assert accepts(schema, spell(text, escape_all)) is expected
+
+
+@pytest.mark.parametrize("pattern", COUNTED_GROUPS)
+def test_counted_groups_have_no_dead_end(pattern):
+    assert compiled({"type": "string", "pattern": pattern}).find_trap(3000) is None
+
+
+@pytest.mark.parametrize("pattern, counted", [
+    ("^(?:\\S+\\s+){0,19}\\S+$", True), ("^(a*b?){0,20}$", False), ("x(ab){0,20}y", False),
+    ("^(ab){0,15}$", False), ("^((ab){0,20}c)*$", False), ("^(?:ab|a){0,18}b$", True)])
+def test_which_group_repetitions_are_counted(pattern, counted):
+    """Counted: one bounded repetition of 16 or more optional copies, anchored at the start, its
+    iterations told apart as the text is read; else unrolled as before (a block of one count)."""
+    program = compiled({"type": "string", "pattern": pattern}).program
+    assert any(block.hi is not None for block in program.counted) is counted

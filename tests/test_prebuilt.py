@@ -41,3 +41,18 @@ def test_formats_from_the_table_enforce_as_built(dialect):
     grammar = constrain.compile({"type": "string", "format": "ipv6"}, dialect=dialect, cache=False)
     assert grammar.accepts('"::1"') and grammar.accepts('"2001:db8::8a2e:370:7334"')
     assert not grammar.accepts('"::g"') and not grammar.accepts('"1::2::3"')
+
+
+def test_the_shipped_python_classes_are_what_re_matches():
+    """Python's \\s, \\d and \\w (the portable dialect's other reading) ship in the table for one
+    Unicode version: under it they are what ``re`` matches, under another they are not read."""
+    import unicodedata
+
+    from compiler.regex import scan_python_class
+
+    classes = prebuilt._table()["classes"]
+    for name in prebuilt.PYTHON_CLASSES:
+        if classes["unicode"] == unicodedata.unidata_version:
+            assert prebuilt.python_class(name) == scan_python_class(name), name
+        else:
+            assert prebuilt.python_class(name) is None
