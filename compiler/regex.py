@@ -503,10 +503,12 @@ class _NFA:
 # ----------------------------------------------------------------------------- determinisation
 
 def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> tuple[CharDFA, frozenset[int]]:
-    """The DFA, and the states whose entry begins one more iteration of the counted group (none
-    without one). With a counted group a thread about to begin an iteration is NFA state ``q + n``
-    (one pending iteration); each character must be read by threads that all begin one or none, so
-    that every thread of a DFA state has made the same count of iterations (else _Ambiguous)."""
+    """The DFA, and the states whose entry counts one more iteration of the counted group (none
+    without one). With a counted group a thread in an iteration not yet counted is NFA state
+    ``q + n``: an iteration is counted on the first character that only such threads read (the
+    others die there), so every thread of a DFA state has the state's count, or is one iteration
+    ahead and still pending. A pending thread that would begin another iteration (or reach the end
+    of the pattern through the loop) cannot be counted: _Ambiguous, and the pattern is unrolled."""
     work = 0
     n = len(nfa.char)
     counting = any(nfa.tag)
@@ -586,11 +588,9 @@ def _determinize(nfa: _NFA, start: int, final: int, max_states: int) -> tuple[Ch
         for lo, hi, key in cuts:
             if key not in memo:
                 seeds = frozenset([t for i in key for t in groups[keys[i]]])
-                step = bool(seeds) and min(seeds) >= n
+                step = bool(seeds) and min(seeds) >= n  # read only by threads beginning an iteration
                 if step:
                     seeds = frozenset(t - n for t in seeds)
-                elif counting and seeds and max(seeds) >= n:
-                    raise _Ambiguous  # read by threads of two counts
                 nxt = after.get(seeds)
                 if nxt is None:  # many states move to the same NFA states: their closure once
                     nxt = after[seeds] = closure(seeds, False, False) | base
@@ -755,7 +755,7 @@ class CountedPattern:
     the pattern with that group repeated without bound, and each entry into a state of ``stepped``
     begins one more of its optional iterations, of which at most ``most`` may be begun
     (``compiler.counting`` makes the counted block). ``(?:\\S+\\s+){0,199}\\S+`` (at most 200 words)
-    is six states and a count, where unrolled it was 400 states and 50 ms to build."""
+    is five states and a count, where unrolled it was 400 states and 50 ms to build."""
 
     dfa: CharDFA
     stepped: frozenset[int]
@@ -789,10 +789,7 @@ def counted_pattern(pattern: str, dialect: str = "ecma") -> CountedPattern | Non
 
 def _count_group(ast) -> tuple[tuple, int] | None:
     """``ast`` with its widest bounded repetition ``G{m,n}`` (not inside another repetition) as ``G``
-    ``m`` times then ``("count", G)``, and ``n - m``; None when there is none worth counting. A
-    repetition followed by the first items of its own group is rotated first,
-    ``(XY){m,n}X`` to ``X(YX){m,n}``, so that an iteration is begun by what only an iteration reads."""
-    ast = _rotated(ast)
+    ``m`` times then ``("count", G)``, and ``n - m``; None when there is none worth counting."""
     found = []
 
     def visit(node):
@@ -818,24 +815,6 @@ def _count_group(ast) -> tuple[tuple, int] | None:
         return node
 
     return rewrite(ast), hi - lo
-
-
-def _rotated(node):
-    """``(XY){m,n}X`` as ``X(YX){m,n}`` wherever a sequence holds it (the same strings)."""
-    if node[0] not in ("seq", "alt"):
-        return node
-    items = [_rotated(child) for child in node[1]]
-    if node[0] == "seq":
-        for k, item in enumerate(items):
-            if item[0] != "rep" or item[1][0] != "seq":
-                continue
-            body = item[1][1]
-            j = len(body) - 1
-            while j and tuple(items[k + 1:k + 1 + j]) != body[:j]:
-                j -= 1
-            if j:
-                items[k:k + 1 + j] = list(body[:j]) + [("rep", ("seq", body[j:] + body[:j]), item[2], item[3])]
-    return (node[0], tuple(items))
 
 
 @dataclass(frozen=True)

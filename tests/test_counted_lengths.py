@@ -251,3 +251,28 @@ def test_which_group_repetitions_are_counted(pattern, counted):
     iterations told apart as the text is read; else unrolled as before (a block of one count)."""
     program = compiled({"type": "string", "pattern": pattern}).program
     assert any(block.hi is not None for block in program.counted) is counted
+
+
+BOUND_FAMILIES = [  # a counted pattern, and texts of k iterations for k around its bound
+    ("^(?:\\S+\\s+){0,19}\\S+$", lambda k: [" ".join(["w"] * k), " ".join(["wé"] * k) + " ", "\t".join(["ab"] * k)]),
+    ("^(?:[ab]{2}){2,20}(?:c|ab)$", lambda k: ["ab" * k + "c", "ab" * k + "ab", "ba" * k + "a"]),
+    ("^x(ab){3,22}y$", lambda k: ["x" + "ab" * k + "y", "x" + "ab" * k + "ay"]),
+    ("^([a-z]+,){0,17}[a-z]+$", lambda k: [",".join(["a"] * k), ",".join(["bc"] * k) + ","]),
+    ("^(?:ab|a){0,18}b$", lambda k: ["ab" * k + "b", "a" * k + "b", "a" * k]),
+    ("^(a|bc){0,20}$", lambda k: ["a" * k, "bc" * k, "a" * k + "b"]),
+]
+
+
+@pytest.mark.parametrize("pattern, texts", BOUND_FAMILIES)
+def test_a_counted_group_at_its_bound(pattern, texts):
+    """Around the group's bound, texts and their prefixes are accepted exactly when python-jsonschema
+    validates them (and each accepted text's every prefix still reads on): no count lost or gained."""
+    grammar = compiled({"type": "string", "pattern": pattern})
+    validator = jsonschema.Draft202012Validator({"type": "string", "pattern": pattern})
+    for k in range(26):
+        for text in texts(k):
+            expected = validator.is_valid(text)
+            document = spell(text, False)
+            assert grammar.accepts(document) is expected, (text, expected)
+            if expected:
+                assert all(grammar.accepts_prefix(document[:i]) for i in range(len(document)))
