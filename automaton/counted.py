@@ -12,7 +12,7 @@ Liveness is arithmetic: ``(n, q)`` can finish exactly when the exit can and ``q`
 ``hi - n`` scalars from acceptance (``dist``). That is exact when every count between ``lo`` and
 ``hi`` that the template can reach from ``q`` is one it can reach with the fewest or more scalars:
 true when ``lo`` is 0, or when every accepting template state reads a scalar into another one
-(``goes_on``; the compiler checks which before it asks for a block). A block with no bounds at all
+(the compiler checks which before it asks for a block). A block with no bounds at all
 (``lo`` 0, ``hi`` None: one count) is how a free string's pattern or format is lowered: its template
 is shared, so each grammar pays only for the block. A pattern's counted group (``{0,199}`` words)
 is a block whose count moves on only where an iteration begins: its template's other targets stay
@@ -46,7 +46,6 @@ class Template:
     accepting: bytes
     dist: tuple[int, ...]  # counts from each state to acceptance, at the fewest
     forever: tuple[int, ...]  # states that read plain text forever, staying among them
-    goes_on: bool  # every accepting state reads a scalar into an accepting state
 
     @property
     def size(self) -> int:

@@ -88,24 +88,34 @@ def template(dfa: CharDFA, literal: bool = False, stepped: frozenset[int] | None
         return found
     width = dfa.size
     slots: dict[tuple, int] = {}
+    plans: dict[tuple, tuple[list, list[int]]] = {}  # per scalar set: its raw ASCII ranges, its slots
     edges, calls = [], []
     for row in dfa.edges:
         row_edges, row_calls = [], []
         for t, scalars in by_target(row):
+            plan = plans.get(scalars)
+            if plan is None:
+                plan = plans[scalars] = (ascii_raw(scalars), [slots.setdefault(part, len(slots))
+                                                              for part in spelled_parts(scalars, literal)])
             t += width if stepped is None or t in stepped else 0  # a target in the next count
-            row_edges += [(a, b, t) for a, b in ascii_raw(scalars)]
-            row_calls += [(slots.setdefault(part, len(slots)), t) for part in spelled_parts(scalars, literal)]
+            for a, b in plan[0]:
+                row_edges.append((a, b, t))
+            for k in plan[1]:
+                row_calls.append((k, t))
         edges.append(tuple(row_edges))
         calls.append(tuple(row_calls))
     forever: tuple[int, ...] = ()
     if dfa.size <= FOREVER_MAX and stepped is None:
         forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
-    goes_on = stepped is None and all(
-        any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
     found = dfa.derived[name] = Template(
         tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
-        tuple(_distances(dfa, stepped)), forever, goes_on)
+        tuple(_distances(dfa, stepped)), forever)
     return found
+
+
+def _goes_on(dfa: CharDFA) -> bool:
+    """Every accepting state reads a scalar into an accepting state (then any lower bound is exact)."""
+    return all(any(t in dfa.accepting and _writable(lo, hi) for lo, hi, t in dfa.edges[q]) for q in dfa.accepting)
 
 
 def counted(dfa: CharDFA, lo: int, hi: int | None) -> bool | None:
@@ -118,7 +128,7 @@ def counted(dfa: CharDFA, lo: int, hi: int | None) -> bool | None:
     if ((lo if hi is None else hi) + 1) * dfa.size < COUNTED_MIN:
         return False
     shape = template(dfa)
-    if not (hi is not None and lo == 0) and not shape.goes_on:
+    if not (hi is not None and lo == 0) and not _goes_on(dfa):
         return False
     return shape.dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) or None
 
