@@ -230,16 +230,37 @@ def _build(start, accepting, successors, max_states: int) -> CharDFA:
 
 
 def intersect(a: CharDFA, b: CharDFA, max_states: int = 100_000) -> CharDFA:
-    """Product automaton: strings accepted by both."""
+    """Product automaton: strings accepted by both. Each pair of rows is merged as two sorted lists
+    (a format's rows hold dozens of ranges: every pair of them was 60 ms for an email pattern)."""
+    rows_a, rows_b = _SortedRows(a), _SortedRows(b)
+
     def successors(key):
         p, q = key
-        for lo1, hi1, t1 in a.edges[p]:
-            for lo2, hi2, t2 in b.edges[q]:
-                lo, hi = max(lo1, lo2), min(hi1, hi2)
-                if lo <= hi:
-                    yield lo, hi, (t1, t2)
+        row1, row2 = rows_a[p], rows_b[q]
+        i = j = 0
+        while i < len(row1) and j < len(row2):
+            lo1, hi1, t1 = row1[i]
+            lo2, hi2, t2 = row2[j]
+            if lo1 <= hi2 and lo2 <= hi1:
+                yield max(lo1, lo2), min(hi1, hi2), (t1, t2)
+            if hi1 < hi2:
+                i += 1
+            else:
+                j += 1
 
     return _build((a.start, b.start), lambda k: k[0] in a.accepting and k[1] in b.accepting, successors, max_states)
+
+
+class _SortedRows(dict):
+    """A DFA's rows sorted by their ranges (disjoint ones), each sorted when first asked."""
+
+    def __init__(self, dfa: CharDFA):
+        super().__init__()
+        self.dfa = dfa
+
+    def __missing__(self, q: int) -> list:
+        row = self[q] = sorted(self.dfa.edges[q])
+        return row
 
 
 def union(a: CharDFA, b: CharDFA) -> CharDFA:
