@@ -209,3 +209,20 @@ def test_ignore_case_folds_ascii_letters_only():
     assert not dfa.matches("axD") and not dfa.matches("axd")
     assert not pattern_dfa("^k$", ignore_case=True).matches("\u212a")  # KELVIN SIGN
     assert not pattern_dfa("^[a-c]$").matches("B")
+
+
+@settings(max_examples=100, deadline=None)
+@given(regexes, regexes, st.lists(st.text(alphabet=ALPHABET, max_size=7), min_size=1, max_size=8))
+def test_an_intersection_matches_what_both_match(a, b, texts):
+    """``chardfa.intersect`` (each pair of rows merged as sorted range lists) keeps exactly the
+    strings both automata accept, and so does its complement-based difference, the other way."""
+    from compiler import chardfa
+
+    try:
+        left, right = pattern_dfa(a[0]), pattern_dfa(b[0])
+    except SchemaTooComplex:
+        assume(False)
+    both, only_left = chardfa.intersect(left, right), chardfa.difference(left, right)
+    for text in texts:
+        assert both.matches(text) is (left.matches(text) and right.matches(text))
+        assert only_left.matches(text) is (left.matches(text) and not right.matches(text))
