@@ -276,3 +276,10 @@ def test_a_counted_group_at_its_bound(pattern, texts):
             assert grammar.accepts(document) is expected, (text, expected)
             if expected:
                 assert all(grammar.accepts_prefix(document[:i]) for i in range(len(document)))
+
+
+@pytest.mark.parametrize("pattern", ["^(ab){10,100000016}$", "^(ab){100000000,100000016}$", "^x(a|b){0,999999999}$"])
+def test_a_huge_group_repetition_is_refused_in_bounded_time(pattern):
+    """A count past the state budget, or required copies past the NFA bound: SchemaTooComplex, at once."""
+    with pytest.raises(constrain.SchemaTooComplex):
+        compiled({"type": "string", "pattern": pattern})
