@@ -55,13 +55,15 @@ def test_raw_quote_and_backslash_are_refused():
 
 @pytest.mark.parametrize("char", ["A", "o", "/", " ", "~", "0", "\x7f"])
 def test_escaped_plain_ascii_is_refused(char):
-    """Plain ASCII is raw only: no \\u0041, no \\/ for a literal."""
-    g = const("x" + char)
-    assert g.accepts(q("x" + char))
-    assert not g.accepts(q(f"x\\u{ord(char):04x}"))
-    assert not g.accepts(q(f"x\\u{ord(char):04X}"))
-    if char == "/":
-        assert not g.accepts(q("x\\/"))
+    """Plain ASCII is raw only: no \\u0041, no \\/ for a literal, whether the literal is all plain
+    ASCII (written as its bytes) or holds a scalar with other spellings (written scalar by scalar)."""
+    for lead in ("x", "é"):
+        g = const(lead + char)
+        assert g.accepts(q(lead + char))
+        assert not g.accepts(q(f"{lead}\\u{ord(char):04x}"))
+        assert not g.accepts(q(f"{lead}\\u{ord(char):04X}"))
+        if char == "/":
+            assert not g.accepts(q(lead + "\\/"))
 
 
 def test_non_ascii_raw_escaped_lower_upper_and_mixed():
