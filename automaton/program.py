@@ -398,10 +398,12 @@ class Program:
         known = len(self._base.fragments) if self._base is not None else 0
         succ: list[set[int]] = [set() for _ in range(n)]
         calls, owner = self.calls, self.owner
-        for s in self._analysed():  # a block calls only fragments that call nothing: never a cycle
+        for s in self._analysed():
             for g, _ in calls[s]:
                 if g >= known:
                     succ[owner[s]].add(g)
+        for block in self.counted:  # a string's calls its scalars' spellings; an array's, its item
+            succ[block.owner].update(g for g in block.fragments if g >= known)
         index = [-1] * n
         low = [0] * n
         on_stack = [False] * n

@@ -1,7 +1,7 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
 keywords (complements, exactly-one, conditionals, contains), the unevaluated keywords and the
 keyword check every compile runs first, JSON equality, the shipped format table, lazy lowering
-and patterns' counted groups, one at a time.
+and counted blocks (patterns' groups, arrays' items), one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -182,6 +182,14 @@ COUNTED_MUTATIONS = [
      "return q, base, 2 * self.width if n < self.hi else self.width", "return q, base, 2 * self.width"),
     ("each scalar of a group counted", "compiler/counting.py",
      "cost = 1 if stepped is None or t in stepped else 0", "cost = 1"),
+    ("no item needed after a comma", "automaton/counted.py",
+     "(0,) * (2 * k) + (1,) * k, ())", "(0,) * (3 * k), ())"),
+    ("a comma closes the array", "automaton/counted.py",
+     "accepting = bytes([1] * (2 * k) + [0] * k)", "accepting = bytes([1] * (3 * k))"),
+    ("a whitespace run past its bound", "automaton/counted.py",
+     "place + i + 1 if i < run else -1", "place + min(i + 1, run)"),
+    ("an array's item left out of the recursion marks", "automaton/program.py",
+     "succ[block.owner].update(g for g in block.fragments if g >= known)", "pass"),
 ]
 
 

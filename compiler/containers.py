@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 
+from automaton.counted import CountedBlock, items_template
+
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .errors import UnsupportedKeyword
-from .merge import both
+from .merge import both, is_trivial
 from .refs import child
 from .regex import pattern_dfa
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
+COUNTED_ITEMS_MIN = 16  # an array of at most this many items or more is a counted block (no contains, prefix or minItems)
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
@@ -48,6 +51,11 @@ class ContainerLowering:
         if len(also) > MAX_CONTAINS:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
+        if wanted is None and not prefix and lo == 0 and hi is not None and hi >= COUNTED_ITEMS_MIN:
+            item = self.item_fragment(items, item_slot)
+            if item is not None and not self.writes_all:
+                self.counted_items(item, hi, src, dst)
+                return
         top = (1 << len(also)) - 1 if len(also) > 1 else least if most is None else most
         cap = hi if hi is not None else max(1, lo, len(prefix))
         grid = [[self.state(src) for _ in range(top + 1)] for _ in range(cap + 1)]
@@ -77,6 +85,25 @@ class ContainerLowering:
                         self.call(sub, where, start, after[k | step])
                     elif most is None or k + step <= top:
                         self.call(sub, where, start, after[min(k + step, top)])
+        self.prog.text(end, b"]", dst)
+
+    def item_fragment(self, schema, slot: Slot) -> int | None:
+        """The fragment one item of ``schema`` calls (None for ``false``: no item at all)."""
+        schema, slot = self.follow_refs(schema, slot)
+        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
+            return self.any_fragment()
+        return None if schema is False else self.fragment(schema, slot)
+
+    def counted_items(self, item: int, hi: int, src: int, dst: int) -> None:
+        """An array of at most ``hi`` items of fragment ``item`` as a counted block
+        (``automaton.counted.items_template``): three places (a run of whitespace states each) and
+        the count, where the grid of counts wrote a few states and a call per count."""
+        open_, end = self.state(src), self.state(src)
+        self.prog.text(src, b"[", open_)
+        mode = self.options.whitespace
+        shape = (items_template((), 0) if mode == "compact" else items_template(WHITESPACE, None) if mode == "flexible"
+                 else items_template(WHITESPACE, self.options.max_whitespace))
+        self.prog.counted_block(open_, CountedBlock(shape, (item,), 0, hi, 0, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)
 
     def refuse_excluded(self, kind, rules, slot) -> None:

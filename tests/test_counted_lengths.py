@@ -283,3 +283,86 @@ def test_a_huge_group_repetition_is_refused_in_bounded_time(pattern):
     """A count past the state budget, or required copies past the NFA bound: SchemaTooComplex, at once."""
     with pytest.raises(constrain.SchemaTooComplex):
         compiled({"type": "string", "pattern": pattern})
+
+
+ITEM_ARRAYS = [
+    {"type": "array", "items": {"type": "integer"}, "maxItems": 17},
+    {"type": "array", "maxItems": 16},  # any item: the recursive any-value fragment
+    {"type": "array", "items": {"$ref": "#"}, "maxItems": 18},  # itself: counts against max_depth
+    {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 3}, "maxItems": 20},  # no item
+    {"type": "array", "items": {"type": "array", "items": {"type": "boolean"}, "maxItems": 16}, "maxItems": 19},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"$ref": "#"}, "maxItems": 16}}, "required": ["a"]},
+]
+
+
+def _items(block) -> bool:
+    return block.template.slots == ("item",)
+
+
+def _unrolled(schema, whitespace):
+    """The same schema with its arrays' counts unrolled, as before counted items."""
+    from compiler import containers
+
+    saved, containers.COUNTED_ITEMS_MIN = containers.COUNTED_ITEMS_MIN, 1 << 30
+    try:
+        return constrain.compile(schema, whitespace=whitespace, max_whitespace=2, max_depth=3, cache=False)
+    finally:
+        containers.COUNTED_ITEMS_MIN = saved
+
+
+ITEM_TEXTS = st.sampled_from(["1", "7", "true", '"a"', "[]", "[1]", "[[]]", "[[[]]]", "[[[[]]]]", "[[[[[[[[]]]]]]]]", " 1",
+                              "  1  ", "1   ",
+                              '{"a":[]}'])
+HEADS = st.sampled_from(["", "", "", "[", "[1,", '{"a":', '{"a":[', " "])
+TAILS = st.sampled_from(["", "", "", "]", "}", ",1]", "]}", " "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(schema=st.sampled_from(ITEM_ARRAYS), whitespace=st.sampled_from(["compact", "flexible", "bounded"]),
+       head=HEADS, count=st.integers(0, 24), item=ITEM_TEXTS, other=ITEM_TEXTS,
+       sep=st.sampled_from([",", ", ", ",,", " ,  ", ",   "]), last=st.sampled_from(["", ",", " ", "   "]), tail=TAILS)
+def test_counted_items_read_as_unrolled_items(schema, whitespace, head, count, item, other, sep, last, tail):
+    """An array of at most n items as a counted block accepts, and lets go on, exactly the texts the
+    unrolled grid of counts did (every prefix too): near the bound, with items that cannot be
+    written, and at the recursion limit (an item that is the array itself)."""
+    items = [item] * count
+    items[count // 2:count // 2 + 1] = [other] if count else []
+    text = head + "[" + sep.join(items) + last + "]" + tail
+    counted = constrain.compile(schema, whitespace=whitespace, max_whitespace=2, max_depth=3, cache=False)
+    assert any(_items(block) for block in counted.program.counted) or "properties" in schema
+    unrolled = _unrolled(schema, whitespace)
+    assert not any(_items(block) for block in unrolled.program.counted)
+    assert counted.accepts(text) is unrolled.accepts(text), text
+    for end in range(len(text) + 1):
+        assert counted.accepts_prefix(text[:end]) is unrolled.accepts_prefix(text[:end]), text[:end]
+
+
+@pytest.mark.parametrize("schema", ITEM_ARRAYS)
+def test_counted_items_have_no_dead_end(schema):
+    assert constrain.compile(schema, cache=False).find_trap(20_000) is None
+
+
+def test_items_near_the_bound_agree_with_python_jsonschema():
+    """Up to and past maxItems, and every prefix of what is accepted."""
+    schema = {"type": "array", "items": {"type": "integer"}, "maxItems": 18}
+    grammar = compiled(schema)
+    for n in range(22):
+        text = json.dumps(list(range(n)), separators=(",", ":"))
+        expected = jsonschema.Draft202012Validator(schema).is_valid(list(range(n)))
+        assert grammar.accepts(text) is expected
+        assert grammar.accepts_prefix(text[:-1]) is (n <= 18)
+        assert grammar.accepts_prefix(text[:-1] + ",") is (1 <= n < 18)  # a comma only before one more item
+        assert not grammar.accepts(text[:-1] + ",]")
+    assert [block.hi for block in grammar.program.counted] == [18] and grammar.program.written - grammar.program.included < 20
+
+
+def test_counted_items_that_nest_count_against_max_depth():
+    """An item that is the array itself is a recursive call from the block: nesting stops at max_depth
+    as it did unrolled."""
+    schema = {"type": "array", "items": {"$ref": "#"}, "maxItems": 18}
+    counted = constrain.compile(schema, whitespace="compact", max_depth=3, cache=False)
+    unrolled = _unrolled(schema, "compact")
+    for k in range(1, 7):
+        text = "[" * k + "]" * k
+        assert counted.accepts(text) is unrolled.accepts(text) is (k <= 3), k
+        assert counted.accepts_prefix("[" * k) is (k <= 3), k
