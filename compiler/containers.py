@@ -15,7 +15,7 @@ from .regex import pattern_dfa
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
-COUNTED_ITEMS_MIN = 16  # an array of at most this many items or more is a counted block (no contains, prefix or minItems)
+COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
@@ -51,10 +51,10 @@ class ContainerLowering:
         if len(also) > MAX_CONTAINS:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
-        if wanted is None and not prefix and lo == 0 and hi is not None and hi >= COUNTED_ITEMS_MIN:
+        if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
             item = self.item_fragment(items, item_slot)
-            if item is not None and not self.writes_all:
-                self.counted_items(item, hi, src, dst)
+            if item is not None:
+                self.counted_items(item, lo, hi, src, dst)
                 return
         top = (1 << len(also)) - 1 if len(also) > 1 else least if most is None else most
         cap = hi if hi is not None else max(1, lo, len(prefix))
@@ -94,16 +94,23 @@ class ContainerLowering:
             return self.any_fragment()
         return None if schema is False else self.fragment(schema, slot)
 
-    def counted_items(self, item: int, hi: int, src: int, dst: int) -> None:
-        """An array of at most ``hi`` items of fragment ``item`` as a counted block
-        (``automaton.counted.items_template``): three places (a run of whitespace states each) and
-        the count, where the grid of counts wrote a few states and a call per count."""
-        open_, end = self.state(src), self.state(src)
-        self.prog.text(src, b"[", open_)
+    def counted_items(self, item: int, lo: int, hi: int, src: int, dst: int) -> None:
+        """An array of ``lo..hi`` items of fragment ``item``: the ``lo`` required ones written out,
+        the optional rest a counted block (``automaton.counted.items_template``: three places, a run
+        of whitespace states each, and the count), where the grid of counts wrote a few states and a
+        call per count. The block is entered after ``[`` or after the last required item, and can
+        always close the array there: its entry finishes when its exit does."""
+        here, end = self.state(src), self.state(src)
+        self.prog.text(src, b"[", here)
+        for n in range(lo):
+            after = self.state(src)
+            self.prog.call(self.separated(here, n), item, after)
+            here = after
         mode = self.options.whitespace
         shape = (items_template((), 0) if mode == "compact" else items_template(WHITESPACE, None) if mode == "flexible"
                  else items_template(WHITESPACE, self.options.max_whitespace))
-        self.prog.counted_block(open_, CountedBlock(shape, (item,), 0, hi, 0, end, self.prog.owner[src]))
+        start = 0 if lo == 0 else shape.size // 3  # after ``[``, or after an item
+        self.prog.counted_block(here, CountedBlock(shape, (item,), 0, hi - lo, start, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)
 
     def refuse_excluded(self, kind, rules, slot) -> None:

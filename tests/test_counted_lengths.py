@@ -292,6 +292,8 @@ ITEM_ARRAYS = [
     {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 3}, "maxItems": 20},  # no item
     {"type": "array", "items": {"type": "array", "items": {"type": "boolean"}, "maxItems": 16}, "maxItems": 19},
     {"type": "object", "properties": {"a": {"type": "array", "items": {"$ref": "#"}, "maxItems": 16}}, "required": ["a"]},
+    {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 19},  # the required items written
+    {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"$ref": "#"}]}, "minItems": 1, "maxItems": 17},
 ]
 
 
