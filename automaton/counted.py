@@ -17,14 +17,15 @@ true when ``lo`` is 0, or when every accepting template state reads a scalar int
 is shared, so each grammar pays only for the block. A pattern's counted group (``{0,199}`` words)
 is a block whose count moves on only where an iteration begins: its template's other targets stay
 at the count (``Template``), and ``dist`` counts iterations. An array of at most ``maxItems`` items
-is a block too (``items_template``): each count's item is a call into the item's fragment.
+is a block too (``compiler.counting.items_template``): each count's item is a call into the item's
+fragment.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 UNREACHABLE = 1 << 62  # the ``dist`` of a template state that cannot reach acceptance
 Edges = tuple[tuple[int, int, int], ...]
@@ -162,25 +163,6 @@ class CountedBlock:
         """The states that read plain text forever: the template's at the last count when it repeats."""
         base = self.first + self.lo * self.width
         return [] if self.hi is not None else [base + q for q in self.template.forever]
-
-
-@lru_cache(maxsize=None)
-def items_template(space: tuple[tuple[int, int], ...], run: int | None) -> Template:
-    """An array's items, counted: after ``[`` (states 0..k-1), after an item (k..2k-1), after a comma
-    (2k..3k-1), where those before a comma may close the array; an item is a call (slot 0: the
-    item's fragment) into the next count. Whitespace (the bytes of ``space``) moves along a run of
-    ``k = run + 1`` states at each place, or (``run`` None) loops on one. One per whitespace mode."""
-    k = 1 if run is None else run + 1
-    width = 3 * k
-    edges, calls = [], []
-    for place in (0, k, 2 * k):
-        for i in range(k):
-            ahead = place + i if run is None else place + i + 1 if i < run else -1
-            row = [(lo, hi, ahead) for lo, hi in space] if ahead >= 0 else []
-            edges.append(tuple(row + ([(0x2C, 0x2C, 2 * k)] if place == k else [])))
-            calls.append(() if place == k else ((0, width + k),))
-    accepting = bytes([1] * (2 * k) + [0] * k)
-    return Template(tuple(edges), tuple(calls), ("item",), accepting, (0,) * (2 * k) + (1,) * k, ())
 
 
 class Rows(dict):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 
-from automaton.counted import CountedBlock, items_template
+from automaton.counted import CountedBlock
 
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
+from .counting import items_template
 from .errors import UnsupportedKeyword
 from .merge import both, is_trivial
 from .refs import child
@@ -96,7 +97,7 @@ class ContainerLowering:
 
     def counted_items(self, item: int, lo: int, hi: int, src: int, dst: int) -> None:
         """An array of ``lo..hi`` items of fragment ``item``: the ``lo`` required ones written out,
-        the optional rest a counted block (``automaton.counted.items_template``: three places, a run
+        the optional rest a counted block (``counting.items_template``: three places, a run
         of whitespace states each, and the count), where the grid of counts wrote a few states and a
         call per count. The block is entered after ``[`` or after the last required item, and can
         always close the array there: its entry finishes when its exit does."""

@@ -20,6 +20,7 @@ grammar's blocks hold their template, so a pickled grammar carries it along.
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 
 from automaton.counted import UNREACHABLE, Template
 
@@ -145,3 +146,22 @@ def counted_group(rules: dict, dialect: str) -> CountedPattern | None:
     if group is None or rules.get("minLength", 0) > group.shortest:
         return None
     return group if template(group.dfa, stepped=group.stepped).dist[group.dfa.start] <= group.most else None
+
+
+@lru_cache(maxsize=None)
+def items_template(space: tuple[tuple[int, int], ...], run: int | None) -> Template:
+    """An array's items, counted: after ``[`` (states 0..k-1), after an item (k..2k-1), after a comma
+    (2k..3k-1), where those before a comma may close the array; an item is a call (slot 0: the
+    item's fragment) into the next count. Whitespace (the bytes of ``space``) moves along a run of
+    ``k = run + 1`` states at each place, or (``run`` None) loops on one. One per whitespace mode."""
+    k = 1 if run is None else run + 1
+    width = 3 * k
+    edges, calls = [], []
+    for place in (0, k, 2 * k):
+        for i in range(k):
+            ahead = place + i if run is None else place + i + 1 if i < run else -1
+            row = [(lo, hi, ahead) for lo, hi in space] if ahead >= 0 else []
+            edges.append(tuple(row + ([(0x2C, 0x2C, 2 * k)] if place == k else [])))
+            calls.append(() if place == k else ((0, width + k),))
+    accepting = bytes([1] * (2 * k) + [0] * k)
+    return Template(tuple(edges), tuple(calls), ("item",), accepting, (0,) * (2 * k) + (1,) * k, ())
