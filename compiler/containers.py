@@ -10,7 +10,7 @@ from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
 from .errors import UnsupportedKeyword
-from .merge import both, is_trivial
+from .merge import both
 from .refs import child
 from .regex import pattern_dfa
 
@@ -53,7 +53,7 @@ class ContainerLowering:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
         if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
-            item = self.item_fragment(items, item_slot)
+            item, _ = self.callee(items, item_slot)
             if item is not None:
                 self.counted_items(item, lo, hi, src, dst)
                 return
@@ -88,13 +88,6 @@ class ContainerLowering:
                         self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
 
-    def item_fragment(self, schema, slot: Slot) -> int | None:
-        """The fragment one item of ``schema`` calls (None for ``false``: no item at all)."""
-        schema, slot = self.follow_refs(schema, slot)
-        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
-            return self.any_fragment()
-        return None if schema is False else self.fragment(schema, slot)
-
     def counted_items(self, item: int, lo: int, hi: int, src: int, dst: int) -> None:
         """An array of ``lo..hi`` items of fragment ``item``: the ``lo`` required ones written out,
         the optional rest a counted block (``counting.items_template``: three places, a run
@@ -108,8 +101,8 @@ class ContainerLowering:
             self.prog.call(self.separated(here, n), item, after)
             here = after
         mode = self.options.whitespace
-        shape = (items_template((), 0) if mode == "compact" else items_template(WHITESPACE, None) if mode == "flexible"
-                 else items_template(WHITESPACE, self.options.max_whitespace))
+        run = {"compact": 0, "flexible": None}.get(mode, self.options.max_whitespace)
+        shape = items_template(() if mode == "compact" else WHITESPACE, run)
         start = 0 if lo == 0 else shape.size // 3  # after ``[``, or after an item
         self.prog.counted_block(here, CountedBlock(shape, (item,), 0, hi - lo, start, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)

@@ -168,13 +168,19 @@ class Lowering(ScalarLowering, ContainerLowering):
         return frag
 
     def call(self, schema, slot: Slot, src: int, dst: int) -> None:
-        schema, slot = self.follow_refs(schema, slot)
-        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
-            self.any_value(src, dst)
-        elif schema is False:
+        frag, slot = self.callee(schema, slot)
+        if frag is None:
             self.never(slot, "'false' schema")
         else:
-            self.prog.call(src, self.fragment(schema, slot), dst)
+            self.prog.call(src, frag, dst)
+
+    def callee(self, schema, slot: Slot) -> tuple[int | None, Slot]:
+        """The fragment a value of ``schema`` calls (the shared any-value one for a schema that
+        allows anything, None for ``false``), and the slot its ``$ref``s lead to."""
+        schema, slot = self.follow_refs(schema, slot)
+        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
+            return self.any_fragment(), slot
+        return (None if schema is False else self.fragment(schema, slot)), slot
 
     def follow_refs(self, schema, slot: Slot):
         """A schema that is only a ``$ref`` is its target: call the target's fragment directly, so

@@ -97,10 +97,7 @@ class ScalarLowering:
     def lower_string(self, rules, slot, src, dst):
         group = counted_group(rules, REGEX_DIALECT[self.options.dialect])
         if group is not None:
-            open_, close = self.state(src), self.state(src)
-            self.prog.text(src, b'"', open_)
-            self.counted_string(group.dfa, 0, group.most, open_, close, stepped=group.stepped)
-            self.prog.text(close, b'"', dst)
+            self.counted_string(group.dfa, 0, group.most, *self.quotes(src, dst), stepped=group.stepped)
             return
         try:
             terms = self.string_terms(rules, slot)
@@ -113,14 +110,12 @@ class ScalarLowering:
         if not lowered:
             self.never(slot, "no string satisfies pattern/format/length")
             return
-        open_, close = self.state(src), self.state(src)
-        self.prog.text(src, b'"', open_)
+        open_, close = self.quotes(src, dst)
         for dfa, count, a, b in lowered:
             if count:
                 self.counted_string(dfa, a, b, open_, close)
             else:
                 self.lower_chardfa(dfa, open_, close, FREE)
-        self.prog.text(close, b'"', dst)
 
     def key_language(self, schema, slot) -> CharDFA | None:
         """The strings a ``propertyNames`` schema allows, as one scalar automaton (None: any)."""
@@ -244,11 +239,15 @@ class ScalarLowering:
         prog = self.prog
         return self.shared(("scalar", scalars, literal), lambda x, y: add_scalar(prog, x, y, scalars, literal=literal))
 
-    def quoted(self, dfa: CharDFA, src: int, dst: int, spelling: str) -> None:
+    def quotes(self, src: int, dst: int) -> tuple[int, int]:
+        """The states just inside a string's quotes, written from ``src`` and on to ``dst``."""
         open_, close = self.state(src), self.state(src)
         self.prog.text(src, b'"', open_)
-        self.lower_chardfa(dfa, open_, close, spelling)
         self.prog.text(close, b'"', dst)
+        return open_, close
+
+    def quoted(self, dfa: CharDFA, src: int, dst: int, spelling: str) -> None:
+        self.lower_chardfa(dfa, *self.quotes(src, dst), spelling)
 
     def key_string(self, dfa: CharDFA, src: int, dst: int) -> None:
         """A quoted key beyond an object's names (``dfa``: every string but them), spelled under the
@@ -257,10 +256,7 @@ class ScalarLowering:
         few states are written out (a block would save nothing), and so is the prelude's any object."""
         if dfa.size <= KEY_WRITTEN_MAX or self.writes_all:
             return self.quoted(dfa, src, dst, KEY)
-        open_, close = self.state(src), self.state(src)
-        self.prog.text(src, b'"', open_)
-        self.counted_string(dfa, 0, None, open_, close, literal=True)
-        self.prog.text(close, b'"', dst)
+        self.counted_string(dfa, 0, None, *self.quotes(src, dst), literal=True)
 
     def free_string(self, src: int, dst: int) -> None:
         self.quoted(chardfa.any_string(), src, dst, FREE)
