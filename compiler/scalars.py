@@ -77,7 +77,10 @@ class ScalarLowering:
                     near = ({"exclusive_minimum": math.nextafter(v, -math.inf),
                              "exclusive_maximum": math.nextafter(v, math.inf)} if portable
                             else {"minimum": v, "maximum": v})
-                    dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
+                    try:
+                        dfa = chardfa.difference(dfa, number_dfa(integer, **near, portable=False))
+                    except Unsatisfiable:  # no integer is that value: nothing to take out
+                        continue
                 for step in not_steps:  # products of remainders: bounded like the number automaton itself
                     multiples = number_dfa(integer, multiple_of=step, pointer=slot.pointer, portable=False)
                     dfa = chardfa.intersect(dfa, chardfa.complement(multiples), max_states=NUMBER_STATES)

@@ -126,6 +126,8 @@ def test_boolean_keywords_agree_below_a_property(schema):
     {"properties": {"a": {}, "ab": {}}, "propertyNames": {"maxLength": 1}},
     {"not": {"propertyNames": {"pattern": "^[ab]"}}},
     {"propertyNames": {"not": {"const": "b"}}},
+    {"if": {"type": "integer"}, "then": {"not": {"const": 3.5}}},  # no integer to take out: all of them stay
+    {"type": "integer", "not": {"enum": [3.5, 2]}},
 ])
 def test_shapes_seen_in_real_schemas_compile_exactly(schema):
     """Forms that were refused before (not of several names, overlapping oneOf, conditionals)."""
