@@ -17,14 +17,15 @@ memoised per schema object.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
 from .check import is_number, numeric_bounds
-from .containers import ANY_ORDER_MAX
+from .containers import ANY_ORDER_MAX, MAX_CONTAINS
 from .counting import counted_group
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import constraints, is_trivial
+from .merge import both, constraints, is_trivial, json_in, may_meet
 from .refs import SchemaDocument
 from .regex import pattern_outline
 from .validation import has_type, json_type
@@ -36,8 +37,12 @@ COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf", "pattern",
+    "enum", "const", "$ref", "anyOf", "pattern", "contains", "_contains_also", "_not_integer",
 })
+LITERAL_QUIET = frozenset({"enum", "const", "type", "_not_values"})  # an enum's values filtered by these
+# what a format's or a bounded number's automaton is shared by (``ScalarLowering``'s keys, coarser)
+SHARED_BY = ("type", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+             "_not_integer", "_not_values")
 PRODUCT_MAX = 100_000  # ``chardfa.with_length`` refuses a string automaton past it
 _BUSY = object()
 
@@ -45,15 +50,20 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, shape, past_deadline):
         self.doc = document
+        self.past_deadline = past_deadline  # whether the compile ran past its time: judge no more
         self.met = met  # a schema with its allOf met as the lowering meets it (``Lowering.met``)
+        self.shape = shape  # a number per schema content (``Shapes.of``)
         self.any_order = any_order
         self.regex_dialect = regex_dialect
         self._too_deep = False
-        self._quiet: dict[int, object] = {}  # id -> _BUSY, False, or the subtree's weight
+        self._quiet: dict[object, object] = {}  # ``_key`` -> _BUSY, False, or the subtree's weight
         self._inhabited_memo: dict[tuple[int, int], bool] = {}
         self._keep: list = []  # schemas judged by id, kept alive so their ids stay theirs
+        self._counted: set[str] = set()  # the shared scalar automata weighed already (``_own_weight``)
+        self._called: set = set()  # the shapes of the called fragments weighed already (``_first_call``)
+        self._contained: dict[int, list] = {}  # id of an array schema with contains -> ``_matches``
 
     def verdict(self, schema) -> tuple[bool, int] | None:
         """None: lower it now; else whether it can finish with no recursive frame to spare
@@ -73,52 +83,82 @@ class Deferral:
 
     def _node(self, schema: dict) -> dict:
         """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
-        met (left whole, and so not quiet, where the meeting fails)."""
+        met, its ``anyOf`` beside other keywords or its ``not`` made branches (``Lowering.met``; left whole,
+        and so not quiet, where that fails)."""
         node = self.doc.without_ref_siblings(schema)
-        return self.doc.without_ref_siblings(self.met(node)) if "allOf" in node else node
+        return self.doc.without_ref_siblings(self.met(node)) if may_meet(node) else node
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]
 
     def weight(self, schema) -> int | None:
         """None unless ``schema`` is quiet here and below and on no ``$ref`` cycle; then a bound
-        on the states its lowering writes, shared subschemas counted at each use (iterative: deep
-        schemas stay off the stack)."""
+        on the states its lowering writes, a subschema lowered in place counted at each use, a
+        called one once per content (iterative: deep schemas stay off the stack). Judged once per
+        content, as the lowering shares fragments: a product of branches met again and again
+        stays as small as what it writes."""
         memo = self._quiet
         if not isinstance(schema, dict):
             return 0
-        work: list[list] = [[schema, None, 0, 0]]  # schema, its subschemas, the next one, weight so far
+        work: list[list] = [[schema, None, 0, 0, 0, self._key(schema)]]  # schema, its subschemas, the next
+        # one, weight so far, how many of them are called (not in place), the schema's memo key
+        steps = 0
         while work:
             item = work[-1]
-            s, kids = item[0], item[1]
+            s, kids, key = item[0], item[1], item[5]
             if kids is None:  # entering
-                if id(s) in memo and memo[id(s)] is not _BUSY:
+                if key in memo and memo[key] is not _BUSY:
                     work.pop()
                     continue
-                memo[id(s)] = _BUSY
-                self._keep.append(s)
+                steps += 1
+                if steps % 64 == 0 and self.past_deadline():  # the lowering refuses it: stop judging
+                    return None
+                memo[key] = _BUSY
                 node = self._node(s)
                 if not self._quiet_node(node):
-                    memo[id(s)] = False
+                    memo[key] = False
                     work.pop()
                     continue
-                kids = item[1] = [k for k in self._children(node) if isinstance(k, dict)]
+                kids = [k for k in self._children(node) if isinstance(k, dict)]
+                called = item[4] = len(kids) - len(node.get("anyOf", ()))  # the kids before are called, not inlined
+                kids = item[1] = [(k, self._key(k) if i < called else self._id(k)) for i, k in enumerate(kids)]
                 item[3] = self._own_weight(node)
             i, total = item[2], item[3]
             while i < len(kids):
-                found = memo.get(id(kids[i]))
+                found = memo.get(kids[i][1])
                 if found is None or found is False or found is _BUSY:  # unseen, not quiet, or a cycle
                     break
-                total += found
+                if i >= item[4] or self._first_call(kids[i][1]):
+                    total += found
                 i += 1
             item[2], item[3] = i, total
-            if i < len(kids) and memo.get(id(kids[i])) is None:
-                work.append([kids[i], None, 0, 0])
+            if i < len(kids) and memo.get(kids[i][1]) is None:
+                work.append([kids[i][0], None, 0, 0, 0, kids[i][1]])
                 continue
-            memo[id(s)] = total if i == len(kids) else False
+            memo[key] = total if i == len(kids) else False
             work.pop()
-        found = memo[id(schema)]
+        found = memo[self._key(schema)]
         return None if found is False else found
+
+    def _id(self, schema: dict):
+        self._keep.append(schema)  # judged by the object: kept alive, so its id stays its own
+        return ("id", id(schema))
+
+    def _key(self, schema: dict):
+        """What ``schema`` is judged by: its content (``Shapes.of``) as ``Lowering.schema_key``
+        tells fragments apart, else the object (kept alive)."""
+        shape = self.shape(schema)
+        if shape is None:
+            return self._id(schema)
+        return shape, bool(self.doc.ignored_in(schema) & schema.keys())
+
+    def _first_call(self, key) -> bool:
+        """Whether no schema of the same content (``key``) was called before: a called fragment is
+        lowered once per content (``Lowering.schema_key``), so its states are counted once."""
+        if key in self._called:
+            return False
+        self._called.add(key)
+        return True
 
     def _own_weight(self, node: dict) -> int:
         """States the node's own keywords may write, generously (its subschemas' are added)."""
@@ -129,37 +169,53 @@ class Deferral:
         weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
         weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
         weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
-        weight += 32 * (node.get("maxItems") or node.get("minItems") or 0)
+        columns = 1 << (len(node.get("_contains_also", ())) + 1) if "contains" in node else 1  # counts of matches
+        weight += 32 * columns * (node.get("maxItems") or node.get("minItems") or 1)
         if "pattern" in node:  # its automaton, crossed with a count when not counted, and its scalars' fragments
             outline = self._pattern(node)
             weight += 2 * outline.states * (_cap(node, outline) + 1) + 48 * outline.ranges
-        return weight + (1024 if "format" in node or "minimum" in node or "maximum" in node else 0)
+        if "format" in node or "minimum" in node or "maximum" in node:  # an automaton shared by its keywords
+            shared = json.dumps([node.get(k) for k in SHARED_BY], sort_keys=True, default=str)
+            if shared not in self._counted:  # written once however many use it
+                self._counted.add(shared)
+                weight += 1024
+        return weight
 
     def _children(self, node: dict) -> list:
-        kids = list(node.get("properties", {}).values())
-        for key in ("additionalProperties", "items"):
-            if key in node:
-                kids.append(node[key])
-        kids += node.get("anyOf", ())
+        """The subschemas lowering ``node`` reaches: the members' and items' values of the types it
+        admits, a reference's target, and its ``anyOf`` branches."""
+        kinds = node.get("type")
+        kinds = (kinds,) if isinstance(kinds, str) else kinds
+        kids = []
+        if kinds is None or "object" in kinds:
+            kids += node.get("properties", {}).values()
+            if "additionalProperties" in node:
+                kids.append(node["additionalProperties"])
+        if kinds is None or "array" in kinds:
+            if "items" in node:
+                kids.append(node["items"])
+            kids += self._matches(node)
         if "$ref" in node:
             kids.append(self._target(node))
-        return kids
+        return kids + list(node.get("anyOf", ()))  # last: lowered in place, the others are called
 
     def _quiet_node(self, node: dict) -> bool:
         keys = constraints(node).keys() - self.doc.ignored_in(node)
+        if "enum" in keys or "const" in keys:  # values filtered by their type and excluded values only
+            return keys <= LITERAL_QUIET
         if not keys <= QUIET:
             return False
         for alone in ("$ref", "anyOf"):  # met with siblings: merged (a reference maybe recursively)
             if alone in keys and keys != {alone}:
                 return False
-        if ("enum" in keys or "const" in keys) and keys - {"enum", "const", "type"}:
-            return False  # values filtered by keywords other than their type
         if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
             return False
         if "pattern" in keys:  # one pattern that compiles, alone with lengths its product can hold
             outline = self._pattern(node)
             if "format" in keys or outline is None or outline.states * (_cap(node, outline) + 1) > PRODUCT_MAX:
                 return False
+        if len(node.get("_contains_also", ())) >= MAX_CONTAINS:
+            return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
             return False
         return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
@@ -173,7 +229,7 @@ class Deferral:
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
         1) recursive frames: any value (``true``, ``{}``) is the recursive fragment, one frame."""
-        key = (id(schema), frames)  # judged by weight first: kept alive
+        key = (self._key(schema), frames)
         found = self._inhabited_memo.get(key)
         if found is None:
             found = self._inhabited_memo[key] = self._inhabited_now(self._node(schema), frames)
@@ -186,6 +242,7 @@ class Deferral:
             return any(self._inhabited_sub(branch, frames) for branch in node["anyOf"])
         if "enum" in node or "const" in node:
             values = node["enum"] if "enum" in node else [node["const"]]
+            values = [v for v in values if not json_in(v, node.get("_not_values", ()))]
             kinds = node.get("type")
             kinds = [kinds] if isinstance(kinds, str) else kinds
             return any(kinds is None or any(has_type(v, k, json_type(v)) for k in kinds) for v in values)
@@ -206,7 +263,25 @@ class Deferral:
         lo, hi = node.get("minItems", 0), node.get("maxItems")
         if hi is not None and lo > hi:
             return False
+        matches = self._matches(node)  # each contains met by an item of its own, the rest any items
+        if matches:
+            return (hi is None or hi >= len(matches)) and all(self._inhabited_sub(m, frames) for m in matches) and (
+                lo <= len(matches) or self._inhabited_sub(node.get("items", True), frames))
         return lo == 0 or self._inhabited_sub(node.get("items", True), frames)
+
+    def _matches(self, node: dict) -> list:
+        """The item schemas ``lower_array`` calls beside ``items`` for the array's ``contains``
+        (met in from one ``allOf`` branch or more): the items met with each set of them."""
+        if "contains" not in node:
+            return []
+        found = self._contained.get(id(node))
+        if found is None:
+            also = [node["contains"], *node.get("_contains_also", ())]
+            found = self._contained[id(node)] = [
+                functools.reduce(both, [c for i, c in enumerate(also) if bits >> i & 1], node.get("items", True))
+                for bits in range(1, 1 << len(also))]
+            self._keep.append(node)
+        return found
 
 
 def _plain_format(name) -> bool:
@@ -243,6 +318,8 @@ def _number(integer: bool):
         lo, hi, xlo, xhi = numeric_bounds(node)
         low = max((v for v in (lo, xlo) if is_number(v)), default=None)
         high = min((v for v in (hi, xhi) if is_number(v)), default=None)
+        if node.get("_not_integer"):  # a fraction: none among integers, some between any two numbers
+            return not integer and (low is None or high is None or high > low)
         if low is None or high is None:
             return True
         return high - low >= 2 if integer or xlo is not None or xhi is not None else high >= low

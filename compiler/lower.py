@@ -22,7 +22,7 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import constraints, exactly_one, is_trivial, json_in, merge
+from .merge import constraints, exactly_one, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from . import products
 from .one_of import exact_branches, overlaps
@@ -36,6 +36,8 @@ from .validation import Validator
 
 __all__ = ["Lowering", "Options"]
 ALL_OF_MAX = 256
+ROOT = Slot("")  # where the deferral meets what it judges (no $id below the root: pointers are only words)
+MET_ROUNDS = 8  # meetings of one schema taken up again by ``met`` (the rest left to ``value``)
 
 
 class Lowering(ScalarLowering, ContainerLowering):
@@ -61,14 +63,18 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
-        self.complement = Complement(self.follow_ref, document.without_ref_siblings, document.ignored_in, self.expanded)
-        # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
-        # (through a proxy: the lowering holds the deferral, which would otherwise hold it back)
+        # the complement and the deferral reach the lowering through a proxy: the lowering holds
+        # them, and a bound method would make a cycle only the collector frees, with every table
+        # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
+        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), document.without_ref_siblings,
+                                     document.ignored_in, lambda *args: me.expanded(*args))
+        # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                 lambda schema: me.met(schema, Slot(""), quiet=True)) if options.lazy and with_prelude else None
+                                 lambda schema: me.met(schema, ROOT, quiet=True),
+                                 self._shapes.of, lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}
-        self._met: dict[int, object] = {}  # id of a schema with allOf -> it met (``met``)
+        self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -87,10 +93,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise SchemaTooComplex(self._slot.pointer, "schema nested too deeply", self._slot.via) from None
         except OverflowError as exc:  # a scalar automaton (complements, products of patterns) past its bound
             raise SchemaTooComplex(self._slot.pointer, f"an automaton with {exc}", self._slot.via) from None
-        finally:
-            # it holds a bound method of this lowering: a cycle that only the collector would free,
-            # with every table of the lowering in it (a third of a median compile went to that)
-            self.complement = None
         prog = self.prog
         prog.finish(root)
         if not prog.root_is_live():
@@ -230,6 +232,8 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.never(slot, "'false' schema")
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
+        if may_meet(schema):
+            schema = self.met(schema, slot)  # as the deferral judged it, met once
         ignored = self.doc.ignored_in(schema)
         schema = self.doc.without_ref_siblings(schema)
         rules = self.expanded(constraints(schema), slot.pointer, ignored)
@@ -265,10 +269,8 @@ class Lowering(ScalarLowering, ContainerLowering):
                 for i, branch in enumerate(met):
                     self.value(branch, slot.at(keyword, i), src, dst)
                 return
-        if "not" in rules:  # what the rest allows, met with each case of the complement of 'not'
-            outside = self.complement(rules.pop("not"), slot.at("not"))
-            cases = outside["anyOf"] if isinstance(outside, dict) and outside.keys() == {"anyOf"} else [outside]
-            met = [m for m in (self.meet(rules, case, slot) for case in cases) if m is not False]
+        if "not" in rules:
+            met = self.outside(rules, slot)
             if not met:
                 return self.never(slot, "'not' of a schema every value satisfies")
             for case in met:
@@ -281,18 +283,29 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.typed(rules, slot, src, dst)
 
     def met(self, schema, slot: Slot, quiet: bool = False):
-        """``schema`` with a top-level ``allOf`` met into one schema, as ``value`` would meet it;
+        """``schema`` with a top-level ``allOf`` met into one schema, then made the ``anyOf`` of what
+        ``value`` lowers in its place (``branched``), again while that changes it (a few rounds);
         any other schema as it is. Met once per schema object, for the deferral (which judges
         what will be lowered, ``quiet``: a meeting that raises is left to the lowering, which
         raises it with its place) and for the lowering, now or when first entered."""
-        if not isinstance(schema, dict) or "allOf" not in schema:
+        for _ in range(MET_ROUNDS):  # a meeting may leave a lazy meet or a 'not' to take up again
+            found = self._met_once(schema, slot, quiet)
+            if found is schema:
+                break
+            schema = found
+        return schema
+
+    def _met_once(self, schema, slot: Slot, quiet: bool):
+        if not may_meet(schema):
             return schema
         found = self._met.get(id(schema))
         if found is None:
             ignored = self.doc.ignored_in(schema)
             try:
                 rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
-                merged = False if "$ref" in rules or "allOf" not in rules else self.all_of(rules, slot)
+                merged = False if "$ref" in rules else self.all_of(rules, slot) if "allOf" in rules else rules
+                if isinstance(merged, dict) and not merged.keys() & {"$ref", "allOf"}:
+                    merged = self.branched(merged, slot)
             except (SchemaError, RecursionError):
                 if not quiet:
                     raise
@@ -300,6 +313,26 @@ class Lowering(ScalarLowering, ContainerLowering):
             found = self._met[id(schema)] = schema if merged is False else merged  # False: ``value`` says why
             self._keep[id(schema)] = schema
         return found
+
+    def branched(self, rules: dict, slot: Slot):
+        """``rules`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
+        each met with the rest, or the cases of its ``not`` (False when none can meet); ``rules``
+        itself when neither applies (a ``oneOf``'s proof waits for the lowering)."""
+        if "anyOf" in rules and len(rules) > 1:
+            rest = {k: v for k, v in rules.items() if k != "anyOf"}
+            return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
+        if "not" in rules and not rules.keys() & {"anyOf", "oneOf"}:
+            cases = self.outside(rules, slot)
+            return False if not cases else cases[0] if len(cases) == 1 else {"anyOf": cases}
+        return rules
+
+    def outside(self, rules: dict, slot: Slot) -> list:
+        """What ``rules`` without its ``not`` allows, met with each case of the complement of the
+        ``not`` (those that can meet)."""
+        rules = dict(rules)
+        outside = self.complement(rules.pop("not"), slot.at("not"))
+        cases = outside["anyOf"] if isinstance(outside, dict) and outside.keys() == {"anyOf"} else [outside]
+        return [m for m in (self.meet(rules, case, slot) for case in cases) if m is not False]
 
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""

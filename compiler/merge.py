@@ -37,6 +37,12 @@ def is_trivial(schema) -> bool:
     return schema is True or (isinstance(schema, dict) and not constraints(schema))
 
 
+def may_meet(schema) -> bool:
+    """Whether the lowering's ``met`` may change ``schema``: an ``allOf``, a ``not``, or an ``anyOf``
+    beside other keywords at its top."""
+    return isinstance(schema, dict) and ("allOf" in schema or "not" in schema or "anyOf" in schema and len(schema) > 1)
+
+
 def json_in(value, values) -> bool:
     return any(json_equal(value, v) for v in values)
 

@@ -30,7 +30,6 @@ def prelude(whitespace: str, max_whitespace: int, dialect: str) -> tuple[Program
 
     lowering = Lowering(SchemaDocument(True), Options(whitespace=whitespace, max_whitespace=max_whitespace,
                                                       dialect=dialect), with_prelude=False)
-    lowering.complement = None  # a bound method of the lowering: a cycle, as in ``Lowering.compile``
     for scalars, literal in _SCALARS:
         lowering.scalar_fragment(scalars, literal)
     lowering.shared("string", lowering.free_string)

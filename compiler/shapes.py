@@ -26,9 +26,12 @@ class Shapes:
     def of(self, schema) -> int | None:
         """The number of ``schema``'s content (equal for equal contents); None for a value that
         contains itself."""
-        if not isinstance(schema, (dict, list)):
+        if not isinstance(schema, (dict, list, tuple)):
             return self._number(self._leaf(schema, SCHEMA))
         memo = self._memo
+        found = memo.get((id(schema), SCHEMA))
+        if found is not None:
+            return found
         busy: set[tuple[int, int]] = set()
         stack = [(schema, SCHEMA)]
         while stack:
@@ -38,7 +41,7 @@ class Shapes:
                 stack.pop()
                 continue
             pending = [(c, k) for _, c, k in self._parts(node, kind)
-                       if isinstance(c, (dict, list)) and (id(c), k) not in memo]
+                       if isinstance(c, (dict, list, tuple)) and (id(c), k) not in memo]
             if pending and key not in busy:
                 busy.add(key)
                 stack.extend(pending)
@@ -47,7 +50,10 @@ class Shapes:
                 return None  # it contains itself (only a Python object can)
             stack.pop()
             busy.discard(key)
-            memo[key] = self._number(self._content(node, kind))
+            try:
+                memo[key] = self._number(self._content(node, kind))
+            except TypeError:  # a value with no content to compare (an automaton in a marker): by identity
+                return None
             self._keep.append(node)
         return memo[(id(schema), SCHEMA)]
 
@@ -55,7 +61,7 @@ class Shapes:
         return self._numbers.setdefault(content, len(self._numbers))
 
     def _value(self, child, kind: int):
-        return self._memo[(id(child), kind)] if isinstance(child, (dict, list)) else self._leaf(child, kind)
+        return self._memo[(id(child), kind)] if isinstance(child, (dict, list, tuple)) else self._leaf(child, kind)
 
     @staticmethod
     def _leaf(value, kind: int) -> tuple:
@@ -64,7 +70,7 @@ class Shapes:
     @staticmethod
     def _parts(node, kind: int) -> list[tuple[object, object, int]]:
         """What the content of ``node`` is made of: (index or key, value, what the value stands for)."""
-        if isinstance(node, list):
+        if isinstance(node, (list, tuple)):
             inner = SCHEMA if kind == LIST else DATA
             return [(i, x, inner) for i, x in enumerate(node)]
         if kind in (MAP, DATA):
@@ -76,12 +82,12 @@ class Shapes:
     def _content(self, node, kind: int) -> tuple:
         # a list's parts sort by index (their order), a dict's by key
         parts = sorted((label, self._value(v, k)) for label, v, k in self._parts(node, kind))
-        return (kind, isinstance(node, list), tuple(parts))
+        return (kind, type(node).__name__, tuple(parts))
 
 
 def _kind_under(keyword: str, value) -> int:
     """What the value of a schema's keyword stands for."""
-    if keyword in _LIST and isinstance(value, list):
+    if (keyword in _LIST or keyword == "_contains_also") and isinstance(value, (list, tuple)):
         return LIST
     if keyword in _MAP and isinstance(value, dict):
         return MAP
