@@ -128,14 +128,21 @@ class Program:
         self.edges[src].append((lo, hi, dst))
 
     def text(self, src: int, data: bytes, dst: int) -> None:
-        """A fixed byte string from ``src`` to ``dst``."""
-        frag = self.owner[src]
+        """A fixed byte string from ``src`` to ``dst``: a chain whose states finish exactly when
+        ``dst`` does (``finishes_like``), so liveness skips them (most written states are the
+        letters of property names)."""
+        if len(data) < 2:
+            if data:
+                self.edges[src].append((data[0], data[0], dst))
+            else:
+                self.eps[src].append(dst)
+            return
+        chain = self.new_states(self.owner[src], len(data) - 1)
+        edges = self.edges
         for i, b in enumerate(data):
-            nxt = dst if i == len(data) - 1 else self.new_state(frag)
-            self.edges[src].append((b, b, nxt))
-            src = nxt
-        if not data:
-            self.eps[src].append(dst)
+            edges[src].append((b, b, dst if i == len(chain) else chain[i]))
+            src = chain[i] if i < len(chain) else dst
+        self.finishes_like(chain, dst)
 
     def epsilon(self, src: int, dst: int) -> None:
         self.eps[src].append(dst)
