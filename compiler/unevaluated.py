@@ -167,4 +167,9 @@ class Evaluation:
 
     def too_many(self):
         keyword = self._at.rsplit("/", 1)[-1]
-        raise UnsupportedKeyword(self._at, keyword, f"more than {MAX_CASES} cases of what is evaluated")
+        raise TooManyCases(self._at, keyword, f"more than {MAX_CASES} cases of what is evaluated")
+
+
+class TooManyCases(UnsupportedKeyword):
+    """What is evaluated has more cases than one automaton should hold (a validator can judge each
+    instance instead)."""

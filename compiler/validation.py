@@ -31,7 +31,7 @@ from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
-from compiler.unevaluated import KEYWORDS as UNEVALUATED, Evaluation
+from compiler.unevaluated import KEYWORDS as UNEVALUATED, MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 
@@ -146,6 +146,9 @@ def _checker(fmt: str, pointer: str, via):
 
 # --- the validator -----------------------------------------------------------------------------------
 
+ALL = object()  # every name of an object evaluated (``Validator._evaluated``)
+IN_PLACE = ("not", "if", "then", "else")  # beside LISTS: keywords whose subschema meets the same instance
+
 
 
 class Validator:
@@ -163,6 +166,9 @@ class Validator:
         self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
         self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]
         self._unevaluated: dict[int, list] = {}  # id(schema) -> the schemas its unevaluated* keywords became
+        # id(schema) -> its unevaluatedProperties, where that became too many cases: each instance's
+        # evaluated names are gathered as it is validated instead (``_evaluated``)
+        self._by_instance: dict[int, object] = {}
         self._evaluation = Evaluation(self.document)
         self._check_schema()
 
@@ -192,14 +198,26 @@ class Validator:
         if not any(key in node for key in UNEVALUATED):
             return []
         ignored = self.document.ignored_in(holder)
-        written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
+        try:
+            written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
+        except TooManyCases as exc:  # more than the compile's bound: judged instance by instance instead
+            if exc.keyword != "unevaluatedProperties" or "unevaluatedItems" in node:
+                raise
+            self._by_instance[id(holder)] = node["unevaluatedProperties"]
+            return [(node["unevaluatedProperties"], (path, "/unevaluatedProperties"), via)]
         self._unevaluated[id(holder)] = written
         return [(value, (path, "/unevaluatedProperties"), via) for value in written]
 
     def _check_cycles(self, reached: dict) -> None:
         """A `$ref` loop that never descends into the instance (``{"$ref": "#"}``) cannot be lowered."""
-        def edges(node):
+        ignored = self.document.ignored  # another draft's keywords
+
+        def edges(node):  # the subschemas applied to the same instance (in place)
             out = [b for key in LISTS for b in node.get(key, ()) if isinstance(b, dict)]
+            out += [node[key] for key in IN_PLACE if isinstance(node.get(key), dict) and key not in ignored]
+            for key in ("dependentSchemas", "dependencies"):
+                if isinstance(node.get(key), dict) and key not in ignored:
+                    out += [b for b in node[key].values() if isinstance(b, dict)]
             target = self._refs.get(id(node))
             if isinstance(target, dict):
                 out.append(target)
@@ -269,6 +287,11 @@ class Validator:
             errors.extend((yield from self._array(instance, schema, path)))
         if "$ref" in schema:
             errors.extend((yield (instance, self._refs[id(schema)], path)))
+        if id(schema) in self._by_instance and actual == "object":
+            seen = yield from self._evaluated(instance, schema, path, True)
+            for name, value in instance.items():
+                if seen is not ALL and name not in seen:
+                    errors.extend((yield (value, self._by_instance[id(schema)], (path, "/" + escape(name)))))
         for branch in (*schema.get("allOf", ()), *self._unevaluated.get(id(schema), ())):
             for e in (yield (instance, branch, path)):
                 if e not in errors:
@@ -310,6 +333,38 @@ class Validator:
                 errors.append(f"{_show(pointer_of(path))}: matches more than one alternative of oneOf "
                               f"({', '.join(map(str, passing))})")
         return errors
+
+    def _evaluated(self, instance: dict, schema, path, holder: bool = False, depth: int = 0):
+        """Generator: the names of ``instance`` that ``schema`` (which it passes) and the in-place
+        subschemas it passes evaluate, or ``ALL`` (annotations, as the specification collects them);
+        the ``holder``'s own unevaluatedProperties is what asks."""
+        if not isinstance(schema, dict):
+            return set()
+        if depth > UNEVALUATED_DEPTH:
+            raise UnsupportedKeyword(pointer_of(path), "unevaluatedProperties",
+                                     f"in-place subschemas nested over {UNEVALUATED_DEPTH} deep")
+        if "additionalProperties" in schema or ("unevaluatedProperties" in schema and not holder):
+            return ALL
+        seen = {name for name in instance if name in schema.get("properties", {})}
+        seen |= {name for name in instance for compiled, _ in self._pattern_props.get(id(schema), ())
+                 if compiled.matches(name)}
+        parts = list(schema.get("allOf", ()))
+        if "$ref" in schema:
+            parts.append(self._refs[id(schema)])
+        for key in ("anyOf", "oneOf"):
+            for branch in schema.get(key, ()):
+                if not (yield (instance, branch, path)):
+                    parts.append(branch)
+        if "if" in schema:
+            passed = not (yield (instance, schema["if"], path))
+            parts += [schema["if"], schema.get("then", True)] if passed else [schema.get("else", True)]
+        parts += [sub for name, sub in schema.get("dependentSchemas", {}).items() if name in instance]
+        for part in parts:
+            more = yield from self._evaluated(instance, part, path, depth=depth + 1)
+            if more is ALL:
+                return ALL
+            seen |= more
+        return seen
 
     def _string(self, instance: str, schema: dict, path) -> list[str]:
         errors = []

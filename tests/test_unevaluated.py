@@ -122,6 +122,41 @@ def test_too_many_cases_are_refused_with_the_pointer():
         constrain.compile({"anyOf": branches, "unevaluatedProperties": False}, cache=False)
 
 
+WIDE = [f"k{i}" for i in range(8)]
+PAST_THE_BOUND = [  # each more than 64 cases of what is evaluated
+    {"anyOf": [{"properties": {k: {"type": "integer"}}} for k in WIDE], "unevaluatedProperties": False},
+    {"anyOf": [{"properties": {k: {}}, "required": [k]} for k in WIDE], "patternProperties": {"^x": {}},
+     "unevaluatedProperties": {"type": "string"}},
+    {"allOf": [{"$ref": "#/$defs/wide"}], "if": {"required": ["k0"]}, "then": {"properties": {"a": {}}},
+     "else": {"dependentSchemas": {"k1": {"properties": {"b": {}}}}}, "unevaluatedProperties": False,
+     "$defs": {"wide": {"anyOf": [{"properties": {k: {"const": 1}}} for k in WIDE]}}},
+    {"oneOf": [{"anyOf": [{"properties": {k: {"type": "integer"}}} for k in WIDE]},
+               {"required": ["a"], "additionalProperties": {"type": "integer"}}], "unevaluatedProperties": False},
+]
+
+
+@pytest.mark.parametrize("schema", PAST_THE_BOUND)
+def test_past_the_case_bound_the_validator_judges_each_instance(schema):
+    """What the compile refuses as too many cases (it has one automaton for all instances), the
+    validator judges instance by instance from the names the subschemas it passes evaluate, as the
+    specification collects annotations, agreeing with python-jsonschema."""
+    with pytest.raises(constrain.UnsupportedKeyword, match="cases of what is evaluated"):
+        constrain.compile(schema, cache=False)
+    reference = jsonschema.Draft202012Validator({"$schema": DRAFT, **schema})
+    names = WIDE[:3] + ["a", "b", "x1", "z"]
+    instances = [dict(zip(keys, vals)) for n in range(3) for keys in itertools.combinations(names, n)
+                 for vals in itertools.product([1, "s"], repeat=n)]
+    for instance in instances:
+        assert (validate(instance, schema) == []) == reference.is_valid(instance), (schema, instance)
+
+
+@pytest.mark.parametrize("schema", [{"not": {"$ref": "#"}}, {"if": {"$ref": "#"}}, {"else": {"$ref": "#"}, "if": False},
+                                    {"dependentSchemas": {"a": {"$ref": "#"}}}])
+def test_a_loop_through_any_in_place_keyword_is_refused_at_once(schema):
+    with pytest.raises(constrain.InvalidSchema, match="loops back"):
+        validate({"a": 1}, schema)
+
+
 def test_draft7_ignores_unevaluated_keywords():
     """Draft 7 has no such keywords: unknown words there, as python-jsonschema reads them."""
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {}},
