@@ -23,7 +23,8 @@ TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
 BOOLEAN_TESTS = ["tests/test_boolean.py"]
 CHECK_TESTS = ["tests/test_compile_errors.py"]
 EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agree_with_jsonschema",
-                    "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py"]
+                    "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py",
+                    "tests/test_unevaluated.py::test_past_the_case_bound_the_validator_judges_each_instance"]
 
 BOOLEAN_MUTATIONS = [
     ("not oneOf without 'two at once'", "compiler/boolean.py",
@@ -116,6 +117,8 @@ def run(name: str, path: str, old: str, new: str, tests: list[str]) -> bool:
 
 
 EVALUATION_MUTATIONS = [
+    ("validate takes a failing branch's names as evaluated", "compiler/validation.py",
+     "if not (yield (instance, branch, path)):", "if (yield (instance, branch, path)) or True:"),
     ("anyOf: one passing branch at a time", "compiler/unevaluated.py",
      'self.product(options, branch) if applicator == "anyOf" else branch', "branch"),
     ("an anyOf branch's case holds without the branch", "compiler/unevaluated.py",
@@ -169,6 +172,12 @@ LAZY_MUTATIONS = [
      "_shortest(found), False, found.size", "_shortest(found), True, found.size"),
     ("an allOf met as its first branch alone", "compiler/lower.py",
      'else self.all_of(rules, slot)', 'else rules["allOf"][0]'),
+    ("an array with contains taken as inhabited without a match", "compiler/deferral.py",
+     "and all(self._inhabited_sub(m, frames) for m in matches) and", "and"),
+    ("a fraction taken as an integer's value", "compiler/deferral.py",
+     "return not integer and (low is None", "return (low is None"),
+    ("an enum's excluded values kept when judging it", "compiler/deferral.py",
+     'values = [v for v in values if not json_in(v, node.get("_not_values", ()))]', "pass"),
 ]
 
 COUNTED_TESTS = ["tests/test_counted_lengths.py"]

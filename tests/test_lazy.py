@@ -282,3 +282,18 @@ def test_a_product_of_complements_waits_met_once():
         text = json.dumps(value, separators=(",", ":"))
         assert lazy.accepts(text) == validator.is_valid(value), text
     assert lazy.find_trap(3000) is None
+
+
+@pytest.mark.parametrize("value", [
+    {"type": "integer", "not": {"type": "integer"}},  # an integer that is a fraction
+    {"enum": [1, "x"], "not": {"enum": [1, "x"]}},  # every value excluded
+    {"type": "array", "contains": {"type": "integer", "not": {"type": "integer"}}},  # no item can match
+])
+def test_a_met_schema_no_value_meets_is_lowered_at_compile(value):
+    """What a complement leaves empty (a fraction among integers, an enum with each value excluded,
+    a contains no item meets) is judged uninhabited: it never waits with its start taken as live."""
+    schema = {"type": "object", "properties": {"a": value, "b": {"type": "string"}}}
+    lazy = constrain.compile(schema, cache=False, whitespace="compact")
+    assert same_language(lazy, constrain.compile(schema, cache=False, whitespace="compact", lazy=False)) is None
+    assert not lazy.accepts_prefix('{"a":')
+    assert lazy.find_trap(3000) is None
