@@ -11,7 +11,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from .errors import InvalidSchema, UnsupportedKeyword
-from .keywords import TYPES, refused
+from .keywords import TYPES, UNSUPPORTED, refused
 from .refs import SchemaDocument, child, escape, pointer_of
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
@@ -22,6 +22,8 @@ SINGLE = ("additionalProperties", "additionalItems", "not", "if", "then", "else"
           "unevaluatedProperties", "unevaluatedItems")
 LISTS = ("allOf", "anyOf", "oneOf")
 DEPENDENT = ("dependentRequired", "dependentSchemas", "dependencies")
+NUMERIC = frozenset(COUNTS + BOUNDS + ("exclusiveMinimum", "exclusiveMaximum"))
+SUBSCHEMA_KEYS = frozenset(("properties", "patternProperties", "items", "prefixItems") + SINGLE + LISTS + DEPENDENT)
 
 
 def is_number(x) -> bool:
@@ -92,9 +94,10 @@ def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tu
     def invalid(key, reason):
         return InvalidSchema(child(where(), key), reason, via)
 
-    for key, value in node.items():
-        if refused(key, value):
-            raise UnsupportedKeyword(child(where(), key), key, via=via)
+    if not UNSUPPORTED.isdisjoint(node):
+        for key, value in node.items():
+            if refused(key, value):
+                raise UnsupportedKeyword(child(where(), key), key, via=via)
     kinds = node.get("type")
     if kinds is not None:
         listed = kinds if isinstance(kinds, list) else [kinds]
@@ -105,21 +108,24 @@ def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tu
     required = node.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise invalid("required", "required must be an array of strings")
-    for key in COUNTS:
-        if key in node and not non_negative_int(node[key]):
-            raise invalid(key, f"{key} must be a non-negative integer")
-    for key in BOUNDS:
-        if key in node and not is_number(node[key]):
-            raise invalid(key, f"{key} must be a number")
-    if "multipleOf" in node and node["multipleOf"] <= 0:
-        raise invalid("multipleOf", "multipleOf must be greater than 0")
-    for key in ("exclusiveMinimum", "exclusiveMaximum"):
-        if key in node and not (is_number(node[key]) or isinstance(node[key], bool)):
-            raise invalid(key, f"{key} must be a number")
+    if not NUMERIC.isdisjoint(node):  # (most schemas have none: one set operation instead of the loops)
+        for key in COUNTS:
+            if key in node and not non_negative_int(node[key]):
+                raise invalid(key, f"{key} must be a non-negative integer")
+        for key in BOUNDS:
+            if key in node and not is_number(node[key]):
+                raise invalid(key, f"{key} must be a number")
+        if "multipleOf" in node and node["multipleOf"] <= 0:
+            raise invalid("multipleOf", "multipleOf must be greater than 0")
+        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+            if key in node and not (is_number(node[key]) or isinstance(node[key], bool)):
+                raise invalid(key, f"{key} must be a number")
     for key in ("pattern", "format", "$ref"):
         if key in node and not isinstance(node[key], str):
             raise invalid(key, f"{key} must be a string")
     found: list[tuple[str, object]] = []
+    if SUBSCHEMA_KEYS.isdisjoint(node):  # a leaf
+        return found
 
     def sub(suffix: str, value) -> None:
         if not isinstance(value, SCHEMA_KINDS):
