@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from .errors import InvalidSchema, UnsupportedKeyword
 from .keywords import TYPES, UNSUPPORTED, refused
-from .refs import SchemaDocument, child, escape, pointer_of
+from .refs import SchemaDocument, child, pointer_of
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
           "maxContains")
@@ -86,9 +86,9 @@ def non_negative_int(value) -> bool:
     return (isinstance(value, int) and value >= 0) or (isinstance(value, float) and value.is_integer() and value >= 0)
 
 
-def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tuple[str, object]]:
+def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tuple[tuple, object]]:
     """Refuse a keyword we cannot enforce or one whose value has the wrong shape; return the
-    node's subschemas as ``(pointer suffix, subschema)`` (not its ``$ref`` target). ``where`` gives
+    node's subschemas as ``(pointer segments, subschema)`` (not its ``$ref`` target). ``where`` gives
     the node's pointer (called only to word an error or a child's place)."""
 
     def invalid(key, reason):
@@ -127,20 +127,20 @@ def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tu
     if SUBSCHEMA_KEYS.isdisjoint(node):  # a leaf
         return found
 
-    def sub(suffix: str, value) -> None:
+    def sub(segments: tuple, value) -> None:
         if not isinstance(value, SCHEMA_KINDS):
-            raise InvalidSchema(where() + suffix, "a schema must be an object or a boolean", via)
-        found.append((suffix, value))
+            raise InvalidSchema(child(where(), *segments), "a schema must be an object or a boolean", via)
+        found.append((segments, value))
 
     for key in ("properties", "patternProperties"):
         if key in node:
             if not isinstance(node[key], dict):
                 raise invalid(key, f"{key} must be an object")
             for name, value in node[key].items():
-                sub(f"/{key}/{escape(name)}", value)
+                sub((key, name), value)
     for key in SINGLE:
         if key in node:
-            sub("/" + key, node[key])
+            sub((key,), node[key])
     for key in DEPENDENT:
         if key in node:
             if not isinstance(node[key], dict):
@@ -150,21 +150,21 @@ def check_node(node: dict, where: Callable[[], str], via: tuple = ()) -> list[tu
                     if not all(isinstance(r, str) for r in need):
                         raise invalid(key, f"{key} lists must hold property names")
                 elif key != "dependentRequired":
-                    sub(f"/{key}/{escape(name)}", need)
+                    sub((key, name), need)
                 else:
                     raise invalid(key, "dependentRequired values must be arrays of names")
     if "items" in node:
         if isinstance(node["items"], list):
             for i, value in enumerate(node["items"]):
-                sub(f"/items/{i}", value)
+                sub(("items", i), value)
         else:
-            sub("/items", node["items"])
+            sub(("items",), node["items"])
     for key in ("prefixItems", *LISTS):
         if key in node:
             if not isinstance(node[key], list) or (key != "prefixItems" and not node[key]):
                 raise invalid(key, f"{key} must be a non-empty array")
             for i, value in enumerate(node[key]):
-                sub(f"/{key}/{i}", value)
+                sub((key, i), value)
     return found
 
 

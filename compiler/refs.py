@@ -75,30 +75,32 @@ def _defrag(uri: str) -> tuple[str, str]:
 
 
 def _children(node: dict):
-    """Yield ``(escaped pointer suffix, subschema)`` for every subschema directly under `node`."""
+    """Yield ``(pointer suffix, subschema)`` for every subschema directly under `node`; a suffix is
+    the segments themselves (``("properties", "a/b")``), escaped only when spelled (``pointer_of``)."""
     for key, value in node.items():
         if key in _ONE and isinstance(value, (dict, bool)):
-            yield "/" + escape(key), value
+            yield (key,), value
         elif key in _LIST and isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, (dict, bool)):
-                    yield f"/{escape(key)}/{i}", item
+                    yield (key, i), item
         elif key in _MAP and isinstance(value, dict):
             for name, item in value.items():
                 if isinstance(item, (dict, bool)):
-                    yield f"/{escape(key)}/{escape(name)}", item
+                    yield (key, name), item
 
 
 def pointer_of(path) -> str:
     """Spell out a linked path as a JSON pointer.
 
     A linked path is ``None`` (the root) or ``(parent_path, suffix)`` with `suffix` an escaped
-    pointer fragment such as ``"/properties/a~1b"``: cheap to extend, spelled out only on demand.
+    pointer fragment such as ``"/properties/a~1b"``, or a tuple of its segments unescaped: cheap to
+    extend, spelled out only on demand.
     """
     parts = []
     while path is not None:
         path, suffix = path
-        parts.append(suffix)
+        parts.append(suffix if isinstance(suffix, str) else child("", *suffix))
     return "".join(reversed(parts))
 
 
