@@ -14,6 +14,7 @@ from .keywords import ANNOTATIONS, LOWERING_WORDS, VOCABULARY
 from .refs import _LIST, _MAP, _ONE
 
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
+_CONTAINERS = (dict, list, tuple)
 _IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
 
 
@@ -26,22 +27,24 @@ class Shapes:
     def of(self, schema) -> int | None:
         """The number of ``schema``'s content (equal for equal contents); None for a value that
         contains itself."""
-        if not isinstance(schema, (dict, list, tuple)):
+        if not isinstance(schema, _CONTAINERS):
             return self._number(self._leaf(schema, SCHEMA))
         memo = self._memo
         found = memo.get((id(schema), SCHEMA))
         if found is not None:
             return found
         busy: set[tuple[int, int]] = set()
-        stack = [(schema, SCHEMA)]
+        stack: list = [[schema, SCHEMA, None]]  # node, what it stands for, its parts once read
         while stack:
-            node, kind = stack[-1]
+            item = stack[-1]
+            node, kind, parts = item
             key = (id(node), kind)
             if key in memo:
                 stack.pop()
                 continue
-            pending = [(c, k) for _, c, k in self._parts(node, kind)
-                       if isinstance(c, (dict, list, tuple)) and (id(c), k) not in memo]
+            if parts is None:
+                parts = item[2] = self._parts(node, kind)
+            pending = [[c, k, None] for _, c, k in parts if isinstance(c, _CONTAINERS) and (id(c), k) not in memo]
             if pending and key not in busy:
                 busy.add(key)
                 stack.extend(pending)
@@ -51,7 +54,7 @@ class Shapes:
             stack.pop()
             busy.discard(key)
             try:
-                memo[key] = self._number(self._content(node, kind))
+                memo[key] = self._number(self._content(node, kind, parts))
             except TypeError:  # a value with no content to compare (an automaton in a marker): by identity
                 return None
             self._keep.append(node)
@@ -59,9 +62,6 @@ class Shapes:
 
     def _number(self, content: tuple) -> int:
         return self._numbers.setdefault(content, len(self._numbers))
-
-    def _value(self, child, kind: int):
-        return self._memo[(id(child), kind)] if isinstance(child, (dict, list, tuple)) else self._leaf(child, kind)
 
     @staticmethod
     def _leaf(value, kind: int) -> tuple:
@@ -79,10 +79,13 @@ class Shapes:
         return [(k, v, _kind_under(k, v)) for k, v in node.items()
                 if (k in VOCABULARY or k in LOWERING_WORDS) and k not in _IGNORED]
 
-    def _content(self, node, kind: int) -> tuple:
-        # a list's parts sort by index (their order), a dict's by key
-        parts = sorted((label, self._value(v, k)) for label, v, k in self._parts(node, kind))
-        return (kind, type(node).__name__, tuple(parts))
+    def _content(self, node, kind: int, parts: list) -> tuple:
+        memo = self._memo
+        values = [(label, memo[(id(v), k)] if isinstance(v, _CONTAINERS) else (k, type(v).__name__, v))
+                  for label, v, k in parts]
+        if isinstance(node, dict):
+            values.sort()  # a dict's parts by key (a list's are in their order)
+        return (kind, type(node).__name__, tuple(values))
 
 
 def _kind_under(keyword: str, value) -> int:
