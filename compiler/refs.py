@@ -130,6 +130,9 @@ class SchemaDocument:
         self._base_cache: dict[str, str] = {}
         self._nodes: set[int] = set()  # ids of the document's own schema objects (it keeps them alive)
         self._index()
+        # whether a subschema below the root sets a base URI (then a `$ref` means different things
+        # in different places)
+        self.has_ids = any(pointer for pointer in self._resources.values())
         if self.has_ids:
             # the lowering moves subschemas about (merged, inlined): a `$ref` written relative to the
             # base URI where it stands is made absolute, so it means the same wherever it goes
@@ -140,12 +143,6 @@ class SchemaDocument:
     def without_ref_siblings(self, node: dict) -> dict:
         """``node`` as it applies: in a draft 3 to 7 document a ``$ref`` is the whole schema."""
         return {"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node
-
-    @property
-    def has_ids(self) -> bool:
-        """Whether a subschema below the root sets a base URI (then a ``$ref`` means different things
-        in different places)."""
-        return any(pointer for pointer in self._resources.values())
 
     # -- indexing --------------------------------------------------------------------------
 
