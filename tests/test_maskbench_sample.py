@@ -65,6 +65,15 @@ def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path):
     assert "a.json" in done.stdout and "b.json" not in done.stdout
 
 
+def test_instructions_script_runs_the_median_band(tmp_path):
+    """``benchmarks/instructions.py`` without valgrind: the workload it counts, on a folder."""
+    for i in range(10):
+        (tmp_path / f"s{i}.json").write_text(json.dumps({"schema": {"type": "string", "maxLength": i + 1}}))
+    done = benchmark_scripts.run("instructions", tmp_path, "--passes", 2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "4 schemas in the median band, 4 compiled, 2 passes" in done.stdout
+
+
 def test_compile_times_splits_compiles_by_the_fragments_generation_enters(tmp_path):
     """``compile_times.py --reach``: the lowering's share spent on fragments that the first mask and
     the valid instances enter; an object's value fragments are entered only by the instances."""
