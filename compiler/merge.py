@@ -17,6 +17,7 @@ from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
 
 NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$schema", "$vocabulary",
                             "$comment"}
+CONSTRAINING = (VOCABULARY | LOWERING_WORDS) - NOT_MERGED  # the words ``constraints`` keeps
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
@@ -24,17 +25,23 @@ ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
 
 def constraints(schema: dict) -> dict:
     """The keywords of ``schema`` that constrain instances (annotations and unknown words dropped)."""
+    if CONSTRAINING.issuperset(schema) and schema.get("uniqueItems") is not False:
+        return dict(schema)  # most schemas, written by the compiler or plain: a copy, made in C
     out = {}
     for key, value in schema.items():
-        if key in NOT_MERGED or (key not in VOCABULARY and key not in LOWERING_WORDS) or (
-                key == "uniqueItems" and value is False):
+        if key not in CONSTRAINING or (key == "uniqueItems" and value is False):
             continue
         out[key] = value
     return out
 
 
 def is_trivial(schema) -> bool:
-    return schema is True or (isinstance(schema, dict) and not constraints(schema))
+    """Whether ``schema`` allows every value (``true``, or no constraining keyword)."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    return CONSTRAINING.isdisjoint(schema) or not constraints(schema)
 
 
 def may_meet(schema) -> bool:
