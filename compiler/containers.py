@@ -20,6 +20,13 @@ COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
+def item_cases(items, also: list) -> list:
+    """An array item met with each set of the ``contains`` schemas ``also``, indexed by the set as
+    a bit mask (0: the item alone): what ``lower_array`` calls, and the deferral judges."""
+    return [functools.reduce(both, [c for i, c in enumerate(also) if found >> i & 1], items)
+            for found in range(1 << len(also))]
+
+
 class ContainerLowering:
     """Mixin of ``Lowering``: arrays and objects count their items in a grid of states and call
     one fragment per member, so an item's schema is lowered once whatever the count."""
@@ -75,8 +82,7 @@ class ContainerLowering:
             cases = [(schema, 0)] if wanted is None else [(both(schema, wanted), 1), (
                 schema if most is None else both(schema, {"not": wanted}), 0)]
             if len(also) > 1:  # the item meets each set of them (an item may meet several)
-                cases = [(functools.reduce(both, [c for i, c in enumerate(also) if found >> i & 1], schema), found)
-                         for found in range(top + 1)]
+                cases = list(zip(item_cases(schema, also), range(top + 1)))
             starts = [self.separated(here, n) for here in row]  # past the separator, one per count of matches
             for sub, step in cases:
                 if sub is False:

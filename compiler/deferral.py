@@ -17,15 +17,14 @@ memoised per schema object.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 
 from .check import is_number, numeric_bounds
-from .containers import ANY_ORDER_MAX, MAX_CONTAINS
+from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import both, constraints, is_trivial, json_in, may_meet
+from .merge import constraints, is_trivial, json_in, may_meet
 from .refs import SchemaDocument
 from .regex import pattern_outline
 from .validation import has_type, json_type
@@ -277,9 +276,7 @@ class Deferral:
         found = self._contained.get(id(node))
         if found is None:
             also = [node["contains"], *node.get("_contains_also", ())]
-            found = self._contained[id(node)] = [
-                functools.reduce(both, [c for i, c in enumerate(also) if bits >> i & 1], node.get("items", True))
-                for bits in range(1, 1 << len(also))]
+            found = self._contained[id(node)] = item_cases(node.get("items", True), also)[1:]
             self._keep.append(node)
         return found
 
