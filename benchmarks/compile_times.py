@@ -4,6 +4,7 @@
     python benchmarks/compile_times.py DATA_DIR [--files LIST] --use [--cache] [--cpu]
     python benchmarks/compile_times.py DATA_DIR [--files LIST] --llguidance [--slowest N]
     python benchmarks/compile_times.py DATA_DIR [--files LIST] --reach
+    python benchmarks/compile_times.py DATA_DIR [--files LIST] --every 6 --memory
 
 Each sample is what ``maskbench.py --text`` times (``constrain.compile`` with flexible whitespace
 and the first byte row), with nothing run between two compiles: set beside that harness's figure,
@@ -27,6 +28,11 @@ mask. Each engine's percentiles are over the schemas it compiles.
 lowering (per fragment of the work queue, what it builds inside counted with it), ``Program.finish``
 (liveness) and the rest, and the share of the lowering spent on fragments that the first mask enters
 and that the schema's valid instances enter (by the program states the lazy automaton reached).
+
+``--memory`` reports what a compiled grammar holds instead: each schema compiled once to warm the
+process's caches (shared automata, formats), then again under ``tracemalloc``, the grammar kept
+alive, the collector run: the bytes still allocated (a grammar whose parts wait to be lowered holds
+its lowering too). Mean, p50 and max over the schemas that compile.
 
 Every run also reports the cyclic collector's passes during it (count and time): a compile that
 leaves reference cycles behind pays for them there, on some later allocation.
@@ -251,6 +257,29 @@ def describe(path: Path) -> str:
     return f"{len(text.encode()) / 1024:.1f} KB; " + ", ".join(f"{k}: {found[k]}" for k in first + rest)
 
 
+def grammar_memory(paths, property_order: str = "schema") -> list[int]:
+    """Bytes each compiled grammar holds, its process's caches warmed first (``--memory``)."""
+    import tracemalloc
+
+    sizes = []
+    for path in paths:
+        schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+        options = {"whitespace": "flexible", "property_order": property_order, "cache": False}
+        try:
+            constrain.compile(schema, **options)
+        except SchemaError:
+            continue
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        grammar = constrain.compile(schema, **options)
+        gc.collect()
+        sizes.append(tracemalloc.get_traced_memory()[0] - before)
+        tracemalloc.stop()
+        del grammar
+    return sizes
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
@@ -269,6 +298,7 @@ def main(argv=None) -> int:
                     help="time TTFM (Llama 3 tokenizer) for constrain and llguidance, schema by schema")
     ap.add_argument("--slowest", type=int, default=10, metavar="N", help="list the N slowest schemas (default 10)")
     ap.add_argument("--reach", action="store_true", help="split each compile's time by the fragments a generation enters")
+    ap.add_argument("--memory", action="store_true", help="bytes each compiled grammar holds (tracemalloc)")
     args = ap.parse_args(argv)
     if args.llguidance and args.cache:
         ap.error("--llguidance compiles as maskbench.py --tokens does, without the grammar cache")
@@ -277,6 +307,11 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore")  # unknown formats warn once per schema
     if args.reach:
         print_reach(reach([data / n for n in names[::args.every]], args.property_order))
+        return 0
+    if args.memory:
+        kb = [b / 1024 for b in grammar_memory([data / n for n in names[::args.every]], args.property_order)]
+        print(f"memory per grammar, {len(kb)} schemas compiled: mean {sum(kb) / max(len(kb), 1):.0f} KB  "
+              f"p50 {percentile(kb, 50):.0f}  max {max(kb, default=0):.0f}")
         return 0
     engines = token_engines(args.property_order) if args.llguidance else None
     collector = CollectorClock()

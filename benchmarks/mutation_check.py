@@ -27,6 +27,11 @@ EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agre
                     "tests/test_unevaluated.py::test_past_the_case_bound_the_validator_judges_each_instance"]
 
 BOOLEAN_MUTATIONS = [
+    ("a name's schema met with any negation allows nothing", "compiler/merge.py",
+     'isinstance(x, dict) and (y["not"] is x or json_equal(y["not"], x))', "isinstance(x, dict)"),
+    ("a required name rules out every object", "compiler/merge.py",
+     'any(out.get("properties", {}).get(name) is False for name in out.get("required", ()))',
+     'any(True for name in out.get("required", ()))'),
     ("not oneOf without 'two at once'", "compiler/boolean.py",
      "return [none] + [{\"allOf\": [a, b]}", "return [none] + [] and [{\"allOf\": [a, b]}"),
     ("not minimum keeps the bound", "compiler/boolean.py",

@@ -85,7 +85,10 @@ class Deferral:
         met, its ``anyOf`` beside other keywords or its ``not`` made branches (``Lowering.met``; left whole,
         and so not quiet, where that fails)."""
         node = self.doc.without_ref_siblings(schema)
-        return self.doc.without_ref_siblings(self.met(node)) if may_meet(node) else node
+        if not may_meet(node):
+            return node
+        met = self.met(node)  # False: nothing meets (quiet, no value)
+        return met if met is False else self.doc.without_ref_siblings(met)
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]
@@ -114,6 +117,10 @@ class Deferral:
                     return None
                 memo[key] = _BUSY
                 node = self._node(s)
+                if node is False:  # written as a state with no way out: quiet and light
+                    memo[key] = 0
+                    work.pop()
+                    continue
                 if not self._quiet_node(node):
                     memo[key] = False
                     work.pop()
@@ -234,7 +241,9 @@ class Deferral:
             found = self._inhabited_memo[key] = self._inhabited_now(self._node(schema), frames)
         return found
 
-    def _inhabited_now(self, node: dict, frames: int) -> bool:
+    def _inhabited_now(self, node, frames: int) -> bool:
+        if node is False:
+            return False
         if "$ref" in node:
             return self._inhabited_sub(self._target(node), frames)
         if "anyOf" in node:

@@ -290,6 +290,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         raises it with its place) and for the lowering, now or when first entered."""
         for _ in range(MET_ROUNDS):  # a meeting may leave a lazy meet or a 'not' to take up again
             found = self._met_once(schema, slot, quiet)
+            if found is False:  # nothing meets: the deferral hears so, ``value`` says why
+                return False if quiet else schema
             if found is schema:
                 break
             schema = found
@@ -303,14 +305,15 @@ class Lowering(ScalarLowering, ContainerLowering):
             ignored = self.doc.ignored_in(schema)
             try:
                 rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
-                merged = False if "$ref" in rules else self.all_of(rules, slot) if "allOf" in rules else rules
+                # a reference beside other keywords is met by ``value`` (maybe recursively)
+                merged = schema if "$ref" in rules else self.all_of(rules, slot) if "allOf" in rules else rules
                 if isinstance(merged, dict) and not merged.keys() & {"$ref", "allOf"}:
                     merged = self.branched(merged, slot)
             except (SchemaError, RecursionError):
                 if not quiet:
                     raise
                 return schema
-            found = self._met[id(schema)] = schema if merged is False else merged  # False: ``value`` says why
+            found = self._met[id(schema)] = merged
             self._keep[id(schema)] = schema
         return found
 
@@ -331,8 +334,14 @@ class Lowering(ScalarLowering, ContainerLowering):
         ``not`` (those that can meet)."""
         rules = dict(rules)
         outside = self.complement(rules.pop("not"), slot.at("not"))
-        cases = outside["anyOf"] if isinstance(outside, dict) and outside.keys() == {"anyOf"} else [outside]
-        return [m for m in (self.meet(rules, case, slot) for case in cases) if m is not False]
+        if isinstance(outside, dict) and outside.keys() == {"allOf"}:  # outside each of several: their
+            met = [rules]  # cases met one part at a time with what is met so far, the empty ones dropped
+            for part in outside["allOf"]:  # early (a oneOf branch without two others: 289 pairs, 16 left)
+                met = [m for case in met for other in _cases(part) if (m := self.meet(case, other, slot)) is not False]
+                if len(met) > ALL_OF_MAX:
+                    raise SchemaTooComplex(slot.pointer, f"a 'not' of more than {ALL_OF_MAX} cases once met", slot.via)
+            return met
+        return [m for m in (self.meet(rules, case, slot) for case in _cases(outside)) if m is not False]
 
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
@@ -384,7 +393,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve, matches)
+        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids)
         self._keep[id(merged)] = merged
         return merged
 
@@ -475,6 +484,11 @@ class Lowering(ScalarLowering, ContainerLowering):
             warnings.warn(message, stacklevel=4)
 
 
+
+
+def _cases(schema) -> list:
+    """The branches of a bare ``anyOf``, else the schema alone."""
+    return schema["anyOf"] if isinstance(schema, dict) and schema.keys() == {"anyOf"} else [schema]
 
 
 def _number_texts(v) -> list[str]:

@@ -72,6 +72,12 @@ def both(a, b):
     return {"allOf": parts}
 
 
+def _negation_of(x, y) -> bool:
+    """Whether ``y`` is ``{"not": x}``, ``x`` written twice (a ``oneOf`` branch met with the
+    complement of another that says the same of a name): nothing satisfies both."""
+    return isinstance(y, dict) and y.keys() == {"not"} and isinstance(x, dict) and (y["not"] is x or json_equal(y["not"], x))
+
+
 def _is_union(schema) -> bool:
     """Only ``anyOf``: its branches may join another list."""
     return isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(schema["anyOf"], list)
@@ -103,9 +109,12 @@ def _types(schema) -> set[str] | None:
     return {t} if isinstance(t, str) else set(t)
 
 
-def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool]) -> dict | bool:
+def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool],
+          alike: bool = False) -> dict | bool:
     """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
-    name)`` tells whether a patternProperties pattern matches a property name)."""
+    name)`` tells whether a patternProperties pattern matches a property name). ``alike``: two
+    subschemas written alike are the same schema (a document with no identifier below its root,
+    as ``Shapes`` has it), so a name's schema met with its own negation allows no value."""
     a, b = resolve(a), resolve(b)
     if a is False or b is False:
         return False
@@ -124,6 +133,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                         meet.add(t)
                     elif {t, u} == {"integer", "number"}:
                         meet.add("integer")
+            if not meet:
+                return False  # no type both allow: no value
             out[key] = sorted(meet)
         elif key in LOWER_BOUNDS or key in UPPER_BOUNDS:
             if isinstance(va, bool) or isinstance(vb, bool):
@@ -176,7 +187,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         out.pop("const", None)
         out["enum"] = [v for v in values if json_in(v, others)]
     if "properties" in a or "properties" in b:
-        out["properties"] = _merge_properties(a, b, matches)
+        out["properties"] = _merge_properties(a, b, matches, alike)
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
         _merge_arrays(a, b, out)
     for x, y in ((a, b), (b, a)):  # x's patterned keys are additional to y: they meet y's additionalProperties
@@ -189,6 +200,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                 raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
             out["patternProperties"] = {p: both(sub, y["additionalProperties"]) if p in mine else sub
                                         for p, sub in out["patternProperties"].items()}
+    if _types(out) == {"object"} and any(out.get("properties", {}).get(name) is False for name in out.get("required", ())):
+        return False  # a name required and ruled out: no object
     return out
 
 
@@ -225,7 +238,7 @@ def _as_tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
-def _merge_properties(a: dict, b: dict, matches) -> dict:
+def _merge_properties(a: dict, b: dict, matches, alike: bool) -> dict:
     """Names from both; a name one side lacks meets that side's additionalProperties, unless one
     of its patternProperties matches the name (the lowering meets a named property with those)."""
     pa, pb = a.get("properties", {}), b.get("properties", {})
@@ -237,7 +250,10 @@ def _merge_properties(a: dict, b: dict, matches) -> dict:
             return True
         return schema.get("additionalProperties", True)
 
-    return {name: both(side(a, pa, name), side(b, pb, name)) for name in list(pa) + [n for n in pb if n not in pa]}
+    def meet(x, y):
+        return False if alike and (_negation_of(x, y) or _negation_of(y, x)) else both(x, y)
+
+    return {name: meet(side(a, pa, name), side(b, pb, name)) for name in list(pa) + [n for n in pb if n not in pa]}
 
 
 def _array_form(schema: dict) -> tuple[list, object]:
