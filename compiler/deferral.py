@@ -24,9 +24,10 @@ from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
+from .errors import SchemaError
 from .merge import constraints, is_trivial, json_in, may_meet
 from .refs import SchemaDocument
-from .regex import pattern_outline
+from .regex import pattern_dfa, pattern_outline
 from .validation import has_type, json_type
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
@@ -36,13 +37,13 @@ COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 QUIET = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
     "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf", "pattern", "contains", "_contains_also", "_not_integer",
+    "enum", "const", "$ref", "anyOf", "pattern", "contains", "_contains_also", "_not_integer", "patternProperties",
 })
 LITERAL_QUIET = frozenset({"enum", "const", "type", "_not_values"})  # an enum's values filtered by these
 # what a format's or a bounded number's automaton is shared by (``ScalarLowering``'s keys, coarser)
 SHARED_BY = ("type", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
              "_not_integer", "_not_values")
-PRODUCT_MAX = 100_000  # ``chardfa.with_length`` refuses a string automaton past it
+PRODUCT_MAX = 100_000  # ``chardfa.with_length`` and ``intersect`` refuse an automaton past it
 _BUSY = object()
 
 
@@ -170,6 +171,8 @@ class Deferral:
         """States the node's own keywords may write, generously (its subschemas' are added)."""
         names = node.get("properties", {})
         weight = 64 + sum(len(name) + 24 for name in names)
+        for pattern in node.get("patternProperties", ()):  # the keys it matches and those it does not, beyond the names
+            weight += 64 + 8 * pattern_dfa(pattern, dialect=self.regex_dialect).size * (sum(map(len, names)) + 1)
         if self.any_order and 1 < len(names) <= ANY_ORDER_MAX:
             weight <<= len(names)  # a grid of which properties were written
         weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
@@ -197,6 +200,7 @@ class Deferral:
             kids += node.get("properties", {}).values()
             if "additionalProperties" in node:
                 kids.append(node["additionalProperties"])
+            kids += node.get("patternProperties", {}).values()
         if kinds is None or "array" in kinds:
             if "items" in node:
                 kids.append(node["items"])
@@ -222,9 +226,29 @@ class Deferral:
                 return False
         if len(node.get("_contains_also", ())) >= MAX_CONTAINS:
             return False
+        if "patternProperties" in keys and not self._one_key_pattern(node):
+            return False
         if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
             return False
         return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+
+    def _one_key_pattern(self, node: dict) -> bool:
+        """At most one patternProperties pattern, which compiles and matches no named property: no
+        key meets two schemas, no name meets its pattern's, no required name two patterns'."""
+        patterns = node["patternProperties"]
+        if not isinstance(patterns, dict) or len(patterns) > 1:
+            return False
+        names = [*node.get("properties", {}), *node.get("required", ())]
+        for pattern in patterns:
+            try:
+                dfa = pattern_dfa(pattern, dialect=self.regex_dialect)
+            except SchemaError:
+                return False
+            if any(isinstance(name, str) and dfa.matches(name) for name in names):
+                return False
+            if (dfa.size + 1) * (sum(len(n) for n in names if isinstance(n, str)) + 2) > PRODUCT_MAX:
+                return False  # the keys it matches beyond the names, past ``chardfa.intersect``'s bound
+        return True
 
     def _pattern(self, node: dict):
         pattern = node["pattern"]

@@ -75,6 +75,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                                  self._shapes.of, lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
+        self._one_of_cases: dict[int, str] = {}  # id of a oneOf's branches made an anyOf's -> "oneOf"
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
@@ -256,19 +257,12 @@ class Lowering(ScalarLowering, ContainerLowering):
             if merged is False:
                 return self.never(slot, "allOf branches that cannot meet")
             return self.value(merged, slot, src, dst)
-        for keyword in ("anyOf", "oneOf"):
-            if keyword in rules:
-                branches = rules.pop(keyword)
-                met = [self.meet(rules, b, slot.at(keyword, i)) for i, b in enumerate(branches)]
-                if keyword == "oneOf":  # disjoint by proof, else each branch without the others it may meet
-                    resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
-                    exact = exact_branches(met, resolve)
-                    met = exact if exact is not None else [
-                        self.meet(rules, b, slot.at(keyword, i))
-                        for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
-                for i, branch in enumerate(met):
-                    self.value(branch, slot.at(keyword, i), src, dst)
-                return
+        if "anyOf" in rules or "oneOf" in rules:
+            branches = self.branched(rules, slot)["anyOf"]
+            word = self._one_of_cases.get(id(branches), "anyOf")  # where the branches were written
+            for i, branch in enumerate(branches):
+                self.value(branch, slot.at(word, i), src, dst)
+            return
         if "not" in rules:
             met = self.outside(rules, slot)
             if not met:
@@ -319,15 +313,31 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     def branched(self, rules: dict, slot: Slot):
         """``rules`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
-        each met with the rest, or the cases of its ``not`` (False when none can meet); ``rules``
-        itself when neither applies (a ``oneOf``'s proof waits for the lowering)."""
+        each met with the rest, its ``oneOf`` branches (``one_of``), or the cases of its ``not``
+        (False when none can meet); ``rules`` itself when none applies."""
         if "anyOf" in rules and len(rules) > 1:
             rest = {k: v for k, v in rules.items() if k != "anyOf"}
             return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
+        if "oneOf" in rules and "anyOf" not in rules:
+            cases = self.one_of(rules, slot)
+            self._one_of_cases[id(cases)] = "oneOf"  # (kept alive with its schema in ``_met``, or here)
+            self._keep[id(cases)] = cases
+            return {"anyOf": cases}
         if "not" in rules and not rules.keys() & {"anyOf", "oneOf"}:
             cases = self.outside(rules, slot)
             return False if not cases else cases[0] if len(cases) == 1 else {"anyOf": cases}
         return rules
+
+    def one_of(self, rules: dict, slot: Slot) -> list:
+        """``rules``' ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
+        else each branch without the others it may meet."""
+        rules = dict(rules)
+        branches = rules.pop("oneOf")
+        met = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
+        resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
+        exact = exact_branches(met, resolve)
+        return exact if exact is not None else [
+            self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
 
     def outside(self, rules: dict, slot: Slot) -> list:
         """What ``rules`` without its ``not`` allows, met with each case of the complement of the

@@ -45,9 +45,10 @@ def is_trivial(schema) -> bool:
 
 
 def may_meet(schema) -> bool:
-    """Whether the lowering's ``met`` may change ``schema``: an ``allOf``, a ``not``, or an ``anyOf``
-    beside other keywords at its top."""
-    return isinstance(schema, dict) and ("allOf" in schema or "not" in schema or "anyOf" in schema and len(schema) > 1)
+    """Whether the lowering's ``met`` may change ``schema``: an ``allOf``, a ``not``, a ``oneOf`` or
+    an ``anyOf`` beside other keywords at its top."""
+    return isinstance(schema, dict) and (
+        "allOf" in schema or "not" in schema or "oneOf" in schema or "anyOf" in schema and len(schema) > 1)
 
 
 def json_in(value, values) -> bool:
