@@ -22,7 +22,7 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import constraints, exactly_one, is_trivial, json_in, may_meet, merge
+from .merge import constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from . import products
 from .one_of import exact_branches, overlaps
@@ -356,7 +356,7 @@ class Lowering(ScalarLowering, ContainerLowering):
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
         rules = dict(rules)
-        parts = rules.pop("allOf")
+        parts = [p for p in rules.pop("allOf") if not implied(rules, p)]  # (a oneOf's complements, mostly)
         if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
             raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)
         # the branches first (their properties come before the schema's own), met with the

@@ -201,9 +201,28 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                 raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
             out["patternProperties"] = {p: both(sub, y["additionalProperties"]) if p in mine else sub
                                         for p, sub in out["patternProperties"].items()}
-    if _types(out) == {"object"} and any(out.get("properties", {}).get(name) is False for name in out.get("required", ())):
+    if _types(out) == {"object"} and any(rules_out(out, name) for name in out.get("required", ())):
         return False  # a name required and ruled out: no object
     return out
+
+
+def rules_out(rules: dict, name) -> bool:
+    """Whether ``rules`` surely allows no member ``name``: its schema there is ``false``, or the
+    object is closed (``additionalProperties: false``, no key patterns) and does not name it."""
+    props = rules.get("properties", {})
+    if name in props:
+        return props[name] is False
+    return rules.get("additionalProperties") is False and not rules.get("patternProperties")
+
+
+def implied(rules: dict, part) -> bool:
+    """Whether the object-only ``rules`` surely satisfy ``part``: a union of which one branch only
+    rules out members ``rules`` rules out already (the complement of ``required`` beside a closed
+    object that does not name the name)."""
+    return _types(rules) == {"object"} and _is_union(part) and any(
+        isinstance(b, dict) and b.keys() <= {"type", "properties"} and _kinds(b) in (None, {"object"})
+        and b.get("properties") and all(sub is False and rules_out(rules, n) for n, sub in b["properties"].items())
+        for b in part["anyOf"])
 
 
 def _branch_pairs(out: dict, va: list, vb: list, pointer: str) -> list:
