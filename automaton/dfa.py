@@ -89,8 +89,9 @@ class LazyDFA:
         # each such state gets a slot (``_slot_of``, indexed by state id + 1), and entry
         # slot * 256 + b holds the successor's id + 1; slot 0 stands for DEAD (all zeros, id 0), so
         # the walk needs no masking of dead states. Sized by those states, not by all of them.
-        self._flat = np.zeros(8 * 256, dtype=np.int32)  # doubled as walks meet more (a grammar
-        self._slot_of = np.full(64, -1, dtype=np.int64)  # kept unused holds 8 KB, not 64)
+        # 8 slots at first, doubled as walks meet more: a grammar kept unused holds 8 KB, not 64
+        self._flat = np.zeros(8 * 256, dtype=np.int32)
+        self._slot_of = np.full(64, -1, dtype=np.int64)
         self._slot_of[0] = 0
         self._slots_used = 1
         self._lock = threading.Lock()

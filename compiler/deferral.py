@@ -23,8 +23,8 @@ import math
 from .check import is_number, numeric_bounds
 from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
 from .counting import counted_group
-from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .errors import SchemaError
+from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .merge import constraints, is_trivial, json_in, may_meet
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
