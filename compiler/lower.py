@@ -22,7 +22,7 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
+from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from . import products
 from .one_of import exact_branches, overlaps
@@ -347,11 +347,11 @@ class Lowering(ScalarLowering, ContainerLowering):
         if isinstance(outside, dict) and outside.keys() == {"allOf"}:  # outside each of several: their
             met = [rules]  # cases met one part at a time with what is met so far, the empty ones dropped
             for part in outside["allOf"]:  # early (a oneOf branch without two others: 289 pairs, 16 left)
-                met = [m for case in met for other in _cases(part) if (m := self.meet(case, other, slot)) is not False]
+                met = [m for case in met for other in branches_of(part) if (m := self.meet(case, other, slot)) is not False]
                 if len(met) > ALL_OF_MAX:
                     raise SchemaTooComplex(slot.pointer, f"a 'not' of more than {ALL_OF_MAX} cases once met", slot.via)
             return met
-        return [m for m in (self.meet(rules, case, slot) for case in _cases(outside)) if m is not False]
+        return [m for m in (self.meet(rules, case, slot) for case in branches_of(outside)) if m is not False]
 
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
@@ -494,11 +494,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             warnings.warn(message, stacklevel=4)
 
 
-
-
-def _cases(schema) -> list:
-    """The branches of a bare ``anyOf``, else the schema alone."""
-    return schema["anyOf"] if isinstance(schema, dict) and schema.keys() == {"anyOf"} else [schema]
 
 
 def _number_texts(v) -> list[str]:

@@ -79,6 +79,11 @@ def _negation_of(x, y) -> bool:
     return isinstance(y, dict) and y.keys() == {"not"} and isinstance(x, dict) and (y["not"] is x or json_equal(y["not"], x))
 
 
+def branches_of(schema) -> list:
+    """The branches of a bare ``anyOf`` (a union that may join another list), else the schema alone."""
+    return schema["anyOf"] if _is_union(schema) else [schema]
+
+
 def _is_union(schema) -> bool:
     """Only ``anyOf``: its branches may join another list."""
     return isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(schema["anyOf"], list)
@@ -175,7 +180,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "allOf":
             out[key] = list(va) + list(vb)
         elif key == "not":  # neither a nor b: not (a or b), one list however many meet (not nested)
-            out[key] = {"anyOf": [*(va["anyOf"] if _is_union(va) else [va]), vb]}
+            out[key] = {"anyOf": [*branches_of(va), vb]}
         elif key in MARKERS:
             out[key] = va if key == "_not_integer" else type(va)(va) + type(va)(vb)
         elif json_equal(va, vb):
