@@ -91,8 +91,9 @@ class Program:
         """Mark recursion and compute liveness of a program with no root (a prelude), for the
         programs that include it; rows must already be tuples, and no block counted."""
         assert not self.counted, "a prelude with counted blocks"
-        self._mark_recursive()
+        self.edges, self.eps, self.calls, self.owner = map(tuple, (self.edges, self.eps, self.calls, self.owner))
         self._live = self._liveness()
+        self._set_flags()
 
     def new_state(self, fragment: int) -> int:
         state = len(self.owner)
@@ -377,40 +378,49 @@ class Program:
         for src, block in self._entries:
             self.eps[src].append(block.entry)
         # frozen into tuples of tuples: the garbage collector stops tracking them (a list of a
-        # million states would be walked by every full collection, tens of milliseconds each)
-        self.edges = tuple(map(tuple, self.edges))
-        self.eps = tuple(map(tuple, self.eps))
-        self.calls = tuple(map(tuple, self.calls))
+        # million states would be walked by every full collection, tens of milliseconds each); a
+        # settled prelude's rows are tuples already, taken as one
+        skip, base = self._settled, self._base
+        self.edges, self.eps, self.calls = (whole + tuple(map(tuple, rows[skip:])) for rows, whole in zip(
+            (self.edges, self.eps, self.calls), (base.edges, base.eps, base.calls) if base else ((), (), ())))
         self.owner = tuple(self.owner)
-        self._mark_recursive()
         self._live = self._liveness()
-        self._base = None  # read by the analysis only (a pickled grammar need not carry it)
         self.block_starts = [block.first for block in self.counted]
-        costly = [f.costs_depth for f in self.fragments]
-        self.costs = bytearray(map(costly.__getitem__, self.owner)) + b"".join(
-            (b"\x01" if costly[block.owner] else b"\x00") * block.size for block in self.counted)
-        self.is_final = bytearray(self.size)
-        for f in self.fragments:
-            self.is_final[f.final] = 1
-        self.simple = bytearray(_simple(self.edges, self.eps, self.calls, self.is_final)) + bytes(self.size - self.written)
+        self._set_flags()
+        self._base = None  # read by the analysis only (a pickled grammar need not carry it)
         if self.counted or self.waiting:
             self.edges, self.eps, self.calls = (Rows(rows, self.counted, self.block_starts, kind) for rows, kind in (
                 (self.edges, "edges_of"), (self.eps, "eps_of"), (self.calls, "calls_of")))
 
-    def _mark_recursive(self) -> None:
-        """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative)."""
+    def _set_flags(self) -> None:
+        """Per state: whether it pushes a depth-costing frame, ends its fragment, and reads bytes
+        only; a settled prelude's taken as they are."""
+        skip, base = self._settled, self._base
+        costly = [f.costs_depth for f in self.fragments]
+        costs = bytearray(map(costly.__getitem__, self.owner[skip:])) + b"".join(
+            (b"\x01" if costly[block.owner] else b"\x00") * block.size for block in self.counted)
+        is_final = bytearray(self.size - skip)
+        for f in self.fragments[len(base.fragments) if base else 0:]:
+            is_final[f.final - skip] = 1
+        simple = bytearray(_simple(self.edges[skip:], self.eps[skip:], self.calls[skip:], is_final))
+        simple += bytes(self.size - self.written)
+        if base is not None:
+            costs, is_final, simple = base.costs + costs, base.is_final + is_final, base.simple + simple
+        self.costs, self.is_final, self.simple = costs, is_final, simple
+
+    def _mark_recursive(self, succ: list[set[int]]) -> None:
+        """A fragment is recursive when it can reach a call to itself (Tarjan's SCC, iterative);
+        ``succ``: the fragments each calls."""
         n = len(self.fragments)
         # a settled prelude's fragments keep their marks: they call nothing outside it, so no cycle
         # of the program's passes through them
         known = len(self._base.fragments) if self._base is not None else 0
-        succ: list[set[int]] = [set() for _ in range(n)]
-        calls, owner = self.calls, self.owner
-        for s in self._analysed():
-            for g, _ in calls[s]:
-                if g >= known:
-                    succ[owner[s]].add(g)
         for block in self.counted:  # a string's calls its scalars' spellings; an array's, its item
-            succ[block.owner].update(g for g in block.fragments if g >= known)
+            succ[block.owner].update(block.fragments)
+        if known:
+            prelude = range(known)
+            for callees in succ:
+                callees.difference_update(prelude)
         index = [-1] * n
         low = [0] * n
         on_stack = [False] * n
@@ -486,15 +496,19 @@ class Program:
         preds: list[list[int]] = [[] for _ in range(n)]
         by_return: dict[int, list[tuple[int, int]]] = {}
         by_callee: dict[int, list[tuple[int, int]]] = {}
-        edges, eps, calls = self.edges, self.eps, self.calls
+        succ: list[set[int]] = [set() for _ in self.fragments]  # the call graph, for the recursion marks
+        edges, eps, calls, owner = self.edges, self.eps, self.calls, self.owner
         for s in self._analysed():
             for _, _, t in edges[s]:
                 preds[rep[t]].append(s)
             for t in eps[s]:
                 preds[rep[entered.get(t, t)]].append(s)
-            for g, r in calls[s]:
-                by_return.setdefault(rep[r], []).append((s, g))
-                by_callee.setdefault(g, []).append((s, rep[r]))
+            if calls[s]:
+                for g, r in calls[s]:
+                    by_return.setdefault(rep[r], []).append((s, g))
+                    by_callee.setdefault(g, []).append((s, rep[r]))
+                succ[owner[s]].update(g for g, _ in calls[s])
+        self._mark_recursive(succ)
         frags = self.fragments
         free_start = {f.start: g for g, f in enumerate(frags) if not f.costs_depth}
         costly = [g for g, f in enumerate(frags) if f.costs_depth]

@@ -363,14 +363,13 @@ class ContainerLowering:
         self.lower_object({"additionalProperties": True}, Slot(""), src, dst)
 
     def ws(self, src: int, dst: int) -> None:
+        """Whitespace from ``src`` to ``dst``; ``src`` is a place in a container, every way on from
+        which may start with whitespace."""
         mode = self.options.whitespace
         if mode == "compact":
             self.prog.epsilon(src, dst)
         elif mode == "flexible":
-            loop = self.state(src)
-            self.prog.epsilon(src, loop)
-            self._ws_loop(loop)
-            self.prog.epsilon(loop, dst)
+            self.prog.epsilon(self.spaced(src), dst)
         else:
             cur = src
             for _ in range(self.options.max_whitespace):
@@ -381,31 +380,32 @@ class ContainerLowering:
                 cur = nxt
             self.prog.epsilon(cur, dst)
 
-    def _ws_loop(self, state: int) -> None:
-        for lo, hi in WHITESPACE:
-            self.prog.byte(state, lo, hi, state)
-
     def spaced(self, src: int) -> int:
-        """A new state reached from ``src`` over whitespace (in flexible mode the new state loops on
-        it itself: a state and two epsilon moves fewer than ``ws`` into it)."""
-        dst = self.state(src)
-        if self.options.whitespace == "flexible":
-            self.prog.epsilon(src, dst)
-            self._ws_loop(dst)
-        else:
+        """A state reached from place ``src`` over whitespace: in flexible mode ``src`` itself,
+        looping on it (every way on from a place in a container may start with whitespace, and a
+        state written per separator was two fifths of a median program's analysed states)."""
+        if self.options.whitespace != "flexible":
+            dst = self.state(src)
             self.ws(src, dst)
-        return dst
+            return dst
+        if src not in self._spaced:
+            self._spaced.add(src)
+            for lo, hi in WHITESPACE:
+                self.prog.byte(src, lo, hi, src)
+        return src
 
     def punct_to(self, src: int, char: bytes) -> int:
-        """A new state past ``char`` read from ``src``, with whitespace on both sides of it."""
-        before, after = self.spaced(src), self.state(src)
-        self.prog.text(before, char, after)
-        if self.options.whitespace == "flexible":
-            self._ws_loop(after)  # new, and entered by ``char`` alone
-            return after
+        """A new state past ``char`` read from place ``src``, with whitespace on both sides of it."""
+        after = self.state(src)
+        self.prog.text(self.spaced(src), char, after)
         return self.spaced(after)
 
     def separated(self, src: int, count: int) -> int:
-        """A new state past what comes before an item or member: whitespace after the opening
-        bracket (``count`` 0), else a comma with whitespace around it."""
-        return self.punct_to(src, b",") if count else self.spaced(src)
+        """A state past what comes before an item or member at place ``src``: whitespace after the
+        opening bracket (``count`` 0), else a comma with whitespace around it; one per place and
+        count, shared by every member that may come there."""
+        key = (src, count)
+        state = self._separated.get(key)
+        if state is None:
+            state = self._separated[key] = self.punct_to(src, b",") if count else self.spaced(src)
+        return state

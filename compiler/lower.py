@@ -59,6 +59,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._shared: dict[object, int] = dict(prelude_keys)
         self._shapes = Shapes()
         self._regions: dict[object, list] = {}
+        self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
+        self._separated: dict[tuple[int, int], int] = {}  # (place, count) -> past its separator
         self._deadline = time.monotonic() + options.max_seconds
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
