@@ -498,16 +498,19 @@ class Program:
         by_callee: dict[int, list[tuple[int, int]]] = {}
         succ: list[set[int]] = [set() for _ in self.fragments]  # the call graph, for the recursion marks
         edges, eps, calls, owner = self.edges, self.eps, self.calls, self.owner
-        for s in self._analysed():
-            for _, _, t in edges[s]:
-                preds[rep[t]].append(s)
-            for t in eps[s]:
-                preds[rep[entered.get(t, t)]].append(s)
-            if calls[s]:
-                for g, r in calls[s]:
-                    by_return.setdefault(rep[r], []).append((s, g))
-                    by_callee.setdefault(g, []).append((s, rep[r]))
-                succ[owner[s]].update(g for g, _ in calls[s])
+        for a, b in self._analysed():
+            for s, row, moves, called in zip(range(a, b), edges[a:b], eps[a:b], calls[a:b]):
+                for _, _, t in row:
+                    t = rep[t]
+                    if t != s:  # a loop (whitespace, most often) makes nothing live
+                        preds[t].append(s)
+                for t in moves:
+                    preds[rep[entered.get(t, t)] if entered else rep[t]].append(s)
+                if called:
+                    for g, r in called:
+                        by_return.setdefault(rep[r], []).append((s, g))
+                        by_callee.setdefault(g, []).append((s, rep[r]))
+                    succ[owner[s]].update(g for g, _ in called)
         self._mark_recursive(succ)
         frags = self.fragments
         free_start = {f.start: g for g, f in enumerate(frags) if not f.costs_depth}
@@ -591,14 +594,16 @@ class Program:
         """States numbered first whose analysis is taken from a settled prelude (``include``)."""
         return self.included if self._base is not None else 0
 
-    def _analysed(self):
-        """The states outside every block (and past a settled prelude), in order."""
-        start = self._settled
+    def _analysed(self) -> list[tuple[int, int]]:
+        """The runs of states outside every block (and past a settled prelude), in order."""
+        runs, start = [], self._settled
         for first, stop, _ in sorted(self.blocks):
             if stop > start:
-                yield from range(start, first)
+                if first > start:
+                    runs.append((start, first))
                 start = stop
-        yield from range(start, len(self.owner))
+        runs.append((start, len(self.owner)))
+        return runs
 
     def live(self, depth: int) -> bytearray:
         assert self._live is not None, "Program.finish() was not called"

@@ -16,6 +16,7 @@ from .refs import _LIST, _MAP, _ONE
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
 _CONTAINERS = (dict, list, tuple)
 _IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
+_COUNTED = (VOCABULARY | LOWERING_WORDS) - _IGNORED  # the keywords a schema's content is made of
 
 
 class Shapes:
@@ -76,8 +77,7 @@ class Shapes:
         if kind in (MAP, DATA):
             inner = SCHEMA if kind == MAP else DATA
             return [(k, v, inner) for k, v in node.items()]
-        return [(k, v, _kind_under(k, v)) for k, v in node.items()
-                if (k in VOCABULARY or k in LOWERING_WORDS) and k not in _IGNORED]
+        return [(k, v, _kind_under(k, v)) for k, v in node.items() if k in _COUNTED]
 
     def _content(self, node, kind: int, parts: list) -> tuple:
         memo = self._memo
@@ -90,10 +90,12 @@ class Shapes:
 
 def _kind_under(keyword: str, value) -> int:
     """What the value of a schema's keyword stands for."""
-    if (keyword in _LIST or keyword == "_contains_also") and isinstance(value, (list, tuple)):
-        return LIST
-    if keyword in _MAP and isinstance(value, dict):
-        return MAP
-    if keyword in _ONE:
-        return SCHEMA
-    return DATA
+    kind = _KINDS.get(keyword, DATA)
+    if kind == LIST and not isinstance(value, (list, tuple)):
+        kind = SCHEMA if keyword in _ONE else DATA  # "items" holds one schema or a list
+    elif kind == MAP and not isinstance(value, dict):
+        kind = DATA
+    return kind
+
+
+_KINDS = {**dict.fromkeys(_ONE, SCHEMA), **dict.fromkeys(_MAP, MAP), **dict.fromkeys(_LIST | {"_contains_also"}, LIST)}
