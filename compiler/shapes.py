@@ -4,8 +4,9 @@ Large schemas repeat themselves (128 of detekt's 267 rule objects are ``{"type":
 "allOf": [{"$ref": "#/$defs/ruleProperties"}]}``); lowered once, every place that uses one calls the
 same fragment, so the program is smaller (4% fewer states over MaskBench's dev sample). Annotations and unknown keywords do not count, nor do
 ``$defs`` (reached only through a ``$ref``, which names them by pointer). Only sound while no
-subschema sets its own base URI; the caller checks that. Computed without recursion, each node
-once, so a deeply nested schema costs neither stack nor quadratic time.
+subschema sets its own base URI; the caller checks that. Each node is numbered once, by recursion
+for the first ``NESTED_MAX`` levels (a third cheaper than an explicit stack) and by a walk past them,
+so a deeply nested schema costs neither stack nor quadratic time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is m
 _CONTAINERS = (dict, list, tuple)
 _IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
 _COUNTED = (VOCABULARY | LOWERING_WORDS) - _IGNORED  # the keywords a schema's content is made of
+
+
+NESTED_MAX = 200  # levels ``Shapes._nested`` recurses before the walk takes over
+
+
+class _Deep(Exception):
+    pass
+
+
+class _ContainsItself(Exception):
+    pass
 
 
 class Shapes:
@@ -34,6 +46,12 @@ class Shapes:
         found = memo.get((id(schema), SCHEMA))
         if found is not None:
             return found
+        try:
+            return self._nested(schema, SCHEMA, set(), 0)
+        except _Deep:  # the walk below, each node once, off the stack
+            pass
+        except (_ContainsItself, TypeError):  # a value with no content to compare (an automaton in a marker)
+            return None
         busy: set[tuple[int, int]] = set()
         stack: list = [[schema, SCHEMA, None]]  # node, what it stands for, its parts once read
         while stack:
@@ -60,6 +78,28 @@ class Shapes:
                 return None
             self._keep.append(node)
         return memo[(id(schema), SCHEMA)]
+
+    def _nested(self, node, kind: int, busy: set, depth: int) -> int:
+        """``of`` for a node, recursively: the usual schema is shallow, and a call per node is
+        cheaper than the explicit stack; past ``NESTED_MAX`` levels the caller walks instead."""
+        key = (id(node), kind)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in busy:
+            raise _ContainsItself
+        if depth > NESTED_MAX:
+            raise _Deep
+        busy.add(key)
+        nested = self._nested
+        values = [(label, nested(v, k, busy, depth + 1) if isinstance(v, _CONTAINERS) else (k, type(v).__name__, v))
+                  for label, v, k in self._parts(node, kind)]
+        if isinstance(node, dict):
+            values.sort()  # a dict's parts by key (a list's are in their order)
+        busy.discard(key)
+        number = self._memo[key] = self._number((kind, type(node).__name__, tuple(values)))
+        self._keep.append(node)
+        return number
 
     def _number(self, content: tuple) -> int:
         return self._numbers.setdefault(content, len(self._numbers))

@@ -79,3 +79,35 @@ def test_masks_of_shared_fragments_equal_brute_force(vocabulary_by_name):
         state = dfa.step(state, byte)
         assert state != DEAD
     assert dfa.is_accepting(state)
+
+
+def test_deep_and_shallow_walks_number_alike():
+    """Past ``NESTED_MAX`` levels the explicit walk numbers what recursion does not: equal contents
+    still get one number, whichever walk met them, and a value containing itself gets none."""
+    from compiler.shapes import NESTED_MAX, Shapes
+
+    def nested(depth: int, leaf: dict) -> dict:
+        schema = leaf
+        for i in range(depth):
+            schema = {"type": "object", "properties": {"a": schema}, "title": str(i)}
+        return schema
+
+    shapes = Shapes()
+    deep = nested(NESTED_MAX * 3, {"type": "string"})
+    assert shapes.of(deep) is not None
+    inner = deep
+    for _ in range(NESTED_MAX * 2):
+        inner = inner["properties"]["a"]
+    assert shapes.of(nested(NESTED_MAX, {"type": "string"})) == shapes.of(inner)  # titles aside, equal
+    assert shapes.of(nested(NESTED_MAX, {"type": "integer"})) != shapes.of(inner)
+    fresh = Shapes()  # the shallow one first this time, its number then found at the bottom of the deep one
+    shallow = fresh.of(nested(3, {"type": "string"}))
+    deep = nested(NESTED_MAX * 3, {"type": "string"})
+    assert fresh.of(deep) is not None
+    for _ in range(NESTED_MAX * 3 - 3):
+        deep = deep["properties"]["a"]
+    assert fresh.of(deep) == shallow
+    for depth in (2, NESTED_MAX * 2):  # caught by the recursion, and by the walk
+        looped: dict = {"type": "object", "properties": {}}
+        looped["properties"]["self"] = nested(depth, looped)
+        assert Shapes().of(looped) is None
