@@ -157,7 +157,7 @@ class Deferral:
         shape = self.shape(schema)
         if shape is None:
             return self._id(schema)
-        return shape, bool(self.doc.ignored_in(schema) & schema.keys())
+        return shape, not self.doc.ignored_in(schema).isdisjoint(schema)
 
     def _first_call(self, key) -> bool:
         """Whether no schema of the same content (``key``) was called before: a called fragment is

@@ -159,7 +159,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             self._keep[id(schema)] = schema
             return id(schema)
         # a document's schema and one the compiler wrote alike differ when the draft ignores a keyword in them
-        ignoring = isinstance(schema, dict) and bool(self.doc.ignored_in(schema) & schema.keys())
+        ignoring = isinstance(schema, dict) and not self.doc.ignored_in(schema).isdisjoint(schema)
         return ("shape", key, ignoring)
 
     def shared(self, key, build) -> int:
