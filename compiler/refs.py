@@ -24,6 +24,7 @@ _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 _MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
                   "dependencies"})
 
+_NAMING = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})  # what may name a schema (``_index``)
 _MODERN = ("2019-09", "2020-12")
 _LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
 _NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains",
@@ -72,22 +73,6 @@ def _join(base: str, ref: str) -> str:
 def _defrag(uri: str) -> tuple[str, str]:
     uri, _, fragment = uri.partition("#")
     return uri, fragment
-
-
-def _children(node: dict):
-    """Yield ``(pointer suffix, subschema)`` for every subschema directly under `node`; a suffix is
-    the segments themselves (``("properties", "a/b")``), escaped only when spelled (``pointer_of``)."""
-    for key, value in node.items():
-        if key in _ONE and isinstance(value, (dict, bool)):
-            yield (key,), value
-        elif key in _LIST and isinstance(value, list):
-            for i, item in enumerate(value):
-                if isinstance(item, (dict, bool)):
-                    yield (key, i), item
-        elif key in _MAP and isinstance(value, dict):
-            for name, item in value.items():
-                if isinstance(item, (dict, bool)):
-                    yield (key, name), item
 
 
 def pointer_of(path) -> str:
@@ -168,25 +153,35 @@ class SchemaDocument:
             if not isinstance(node, dict):
                 continue
             self._nodes.add(id(node))
-            ident, keyword = self._own_id(node)
-            if ident is not None:
-                if not isinstance(ident, str):
-                    raise InvalidSchema(pointer_of(path), f"{keyword} must be a string")
-                uri, fragment = _defrag(_join(base, ident))
-                pointer = pointer_of(path)
-                if uri and uri != base:
-                    self._declare(self._resources, uri, pointer)
-                    base = uri
-                if fragment and not fragment.startswith("/"):
-                    # draft 6/7 plain-name fragment in $id (`"$id": "#foo"`): an anchor, not a new base
-                    self._declare(self._anchors, (base, unquote(fragment)), pointer)
-            for keyword in ("$anchor", "$dynamicAnchor"):  # a `$ref` reaches a dynamic anchor as a plain one
-                anchor = node.get(keyword)
-                if isinstance(anchor, str):
-                    self._declare(self._anchors, (base, anchor), pointer_of(path))
-            for suffix, sub in _children(node):
-                if isinstance(sub, dict):
-                    stack.append((sub, base, (path, suffix)))
+            if not _NAMING.isdisjoint(node):
+                base = self._named(node, base, path)
+            for key, value in node.items():  # every subschema directly under it
+                if key in _ONE and isinstance(value, dict):
+                    stack.append((value, base, (path, (key,))))
+                elif key in _LIST and isinstance(value, list):
+                    stack.extend((item, base, (path, (key, i))) for i, item in enumerate(value) if isinstance(item, dict))
+                elif key in _MAP and isinstance(value, dict):
+                    stack.extend((item, base, (path, (key, name))) for name, item in value.items() if isinstance(item, dict))
+
+    def _named(self, node: dict, base: str, path) -> str:
+        """Declare ``node``'s own resource and anchors; return the base URI below it."""
+        ident, keyword = self._own_id(node)
+        if ident is not None:
+            if not isinstance(ident, str):
+                raise InvalidSchema(pointer_of(path), f"{keyword} must be a string")
+            uri, fragment = _defrag(_join(base, ident))
+            pointer = pointer_of(path)
+            if uri and uri != base:
+                self._declare(self._resources, uri, pointer)
+                base = uri
+            if fragment and not fragment.startswith("/"):
+                # draft 6/7 plain-name fragment in $id (`"$id": "#foo"`): an anchor, not a new base
+                self._declare(self._anchors, (base, unquote(fragment)), pointer)
+        for keyword in ("$anchor", "$dynamicAnchor"):  # a `$ref` reaches a dynamic anchor as a plain one
+            anchor = node.get(keyword)
+            if isinstance(anchor, str):
+                self._declare(self._anchors, (base, anchor), pointer_of(path))
+        return base
 
     def _absolute_refs(self, root: dict) -> dict:
         """A copy of the document's schema objects with every ``$ref`` joined to its base URI."""
