@@ -330,7 +330,8 @@ def main(argv=None) -> int:
         both = [t for t in ours if t[2] is not None]
         print(f"llguidance: {len(peer)} schemas compiled; TTFM ms {_summary(peer)}")
         print(f"the {len(both)} both compile: constrain {_summary([t[0] for t in both])}; "
-              f"llguidance {_summary([t[2] for t in both])}")
+              f"llguidance {_summary([t[2] for t in both])}; constrain/llguidance per schema: median "
+              f"{percentile([t[0] / t[2] for t in both], 50):.3f}")
     print(f"cyclic collector during the run: {collector.runs} collections, {collector.seconds * 1e3:.0f} ms "
           f"({collector.full} of the oldest generation)")
     if args.slowest > 0:
@@ -365,7 +366,7 @@ class CollectorClock:
 def _summary(ms: list[float]) -> str:
     if not ms:
         return "-"
-    return (f"p50 {percentile(ms, 50):.1f}  p90 {percentile(ms, 90):.1f}  p99 {percentile(ms, 99):.1f}  "
+    return (f"p50 {percentile(ms, 50):.2f}  p90 {percentile(ms, 90):.1f}  p99 {percentile(ms, 99):.1f}  "
             f"max {max(ms):.1f}")
 
 

@@ -43,6 +43,8 @@ LITERAL_QUIET = frozenset({"enum", "const", "type", "_not_values"})  # an enum's
 # what a format's or a bounded number's automaton is shared by (``ScalarLowering``'s keys, coarser)
 SHARED_BY = ("type", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
              "_not_integer", "_not_values")
+_COUNTS = ("minItems", "maxItems", "minLength", "maxLength")
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})  # ``numeric_bounds``'
 PRODUCT_MAX = 100_000  # ``chardfa.with_length`` and ``intersect`` refuse an automaton past it
 _BUSY = object()
 
@@ -175,8 +177,9 @@ class Deferral:
             weight += 64 + 8 * pattern_dfa(pattern, dialect=self.regex_dialect).size * (sum(map(len, names)) + 1)
         if self.any_order and 1 < len(names) <= ANY_ORDER_MAX:
             weight <<= len(names)  # a grid of which properties were written
-        weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
-        weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
+        if "enum" in node or "const" in node:
+            weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
+            weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
         weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
         columns = 1 << (len(node.get("_contains_also", ())) + 1) if "contains" in node else 1  # counts of matches
         weight += 32 * columns * (node.get("maxItems") or node.get("minItems") or 1)
@@ -228,9 +231,9 @@ class Deferral:
             return False
         if "patternProperties" in keys and not self._one_key_pattern(node):
             return False
-        if any(node.get(k, 0) > COUNT_MAX for k in ("minItems", "maxItems", "minLength", "maxLength")):
+        if not keys.isdisjoint(_COUNTS) and any(node.get(k, 0) > COUNT_MAX for k in _COUNTS):
             return False
-        return all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+        return keys.isdisjoint(_BOUNDS) or all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
 
     def _one_key_pattern(self, node: dict) -> bool:
         """At most one patternProperties pattern, which compiles and matches no named property: no
