@@ -96,6 +96,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise SchemaTooComplex(self._slot.pointer, "schema nested too deeply", self._slot.via) from None
         except OverflowError as exc:  # a scalar automaton (complements, products of patterns) past its bound
             raise SchemaTooComplex(self._slot.pointer, f"an automaton with {exc}", self._slot.via) from None
+        self._forget_places()
         prog = self.prog
         prog.finish(root)
         if not prog.root_is_live():
@@ -137,8 +138,15 @@ class Lowering(ScalarLowering, ContainerLowering):
             self._lower_queue(-1, deadline=False)
         finally:
             self.prog = None
+            self._forget_places()
         if not self._waiting:
             prog.expander = None  # nothing waits: the lowering's tables are freed with it
+
+    def _forget_places(self) -> None:
+        """Drop what ``spaced`` and ``separated`` know of the states written: a segment lowered
+        later writes from its own states only, and a waiting grammar keeps this lowering."""
+        self._spaced.clear()
+        self._separated.clear()
 
     def fragment(self, schema, slot: Slot) -> int:
         """The fragment matching one value of ``schema`` (created once, lowered from the queue)."""
