@@ -95,7 +95,11 @@ MUTATIONS = [
     ("keys beyond the names spelled as free strings", "compiler/scalars.py",
      "plan = self.string_plan(rest, plans, spelling == KEY)", "plan = self.string_plan(rest, plans, False)"),
     ("keys beyond the names as a block spelled as free strings", "compiler/scalars.py",
-     "self.counted_string(dfa, 0, None, open_, close, literal=True)", "self.counted_string(dfa, 0, None, open_, close)"),
+     "self.counted_string(dfa, 0, None, *self.quotes(src, dst), literal=True)",
+     "self.counted_string(dfa, 0, None, *self.quotes(src, dst))"),
+    ("a place loops on whitespace in bounded mode", "compiler/containers.py",
+     'if self.options.whitespace != "flexible":\n            dst = self.state(src)',
+     'if self.options.whitespace == "compact":\n            dst = self.state(src)'),
     ("any-root default changed to objects", "compiler/lower.py",
      'types = set(TYPES) - {"integer"}', 'types = {"object"}'),
     ("any value without null", "compiler/containers.py",
@@ -212,7 +216,7 @@ COUNTED_MUTATIONS = [
     ("a whitespace run past its bound", "compiler/counting.py",
      "place + i + 1 if i < run else -1", "place + min(i + 1, run)"),
     ("an array's item left out of the recursion marks", "automaton/program.py",
-     "succ[block.owner].update(g for g in block.fragments if g >= known)", "pass"),
+     "succ[block.owner].update(block.fragments)", "pass"),
 ]
 
 
