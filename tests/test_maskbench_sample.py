@@ -120,6 +120,8 @@ def test_compile_times_beside_llguidance(tmp_path, llama3_tokenizer):
     assert lines[0].startswith("1 schemas compiled (of 2); TTFM ms p50 ")
     assert lines[1].startswith("llguidance: 1 schemas compiled; TTFM ms p50 ")
     assert lines[2].startswith("the 1 both compile: constrain p50 ")
+    ratio = float(lines[2].rsplit("constrain/llguidance per schema: median ", 1)[1])
+    assert ratio > 0
     assert lines[3].startswith("cyclic collector during the run: ")
     assert "a.json" in lines[5] and "maxLength 5000: 1" in lines[5] and " / " in lines[5]
 
