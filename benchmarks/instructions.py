@@ -2,17 +2,19 @@
 clock cannot blur (sequential timings of the same code differ by 20% at p50; instruction counts by
 about 1%).
 
-    python benchmarks/instructions.py DATA_DIR [--files LIST] --valgrind
-    python benchmarks/instructions.py DATA_DIR [--files LIST] --passes N   (the workload alone)
+    python benchmarks/instructions.py DATA_DIR [--files LIST] [--tokens] --valgrind
+    python benchmarks/instructions.py DATA_DIR [--files LIST] [--tokens] [--band]   (the workload alone)
 
 The workload: the schemas whose text length lies between the 30th and 70th percentile of the
 list (the median band, chosen by size so that the choice itself is deterministic), each compiled
-as ``maskbench.py --text`` does (flexible whitespace, no grammar cache) and its first byte row
-built; ``N`` passes over them, ``gc.freeze()`` after the first (the harness's workers freeze once
-set up). ``--valgrind`` runs the workload under ``valgrind --tool=callgrind`` with one pass and
-with two and prints the difference: the instructions of one warm pass, imports and first-use
-caches left out. Run with ``PYTHONHASHSEED=0`` to compare two checkouts (the hash seed moves the
-count by about 1%).
+once as ``maskbench.py --text`` does (flexible whitespace, no grammar cache) and its first byte row
+built, or (``--tokens``) on to its first mask as ``maskbench.py --tokens`` does (the Llama 3
+vocabulary, from llama.cpp's file; ``Matcher`` and first mask). Before them the process compiles the schemas below the 30th
+percentile, then ``gc.freeze()`` (the harness's workers freeze once set up): what a process caches
+for any schema (the prelude, formats) is warm, what it caches per schema (an object's other keys,
+a literal's spellings) is not, as in the harness, where every schema is new. ``--valgrind`` runs the
+workload under ``valgrind --tool=callgrind`` without the band and with it and prints the difference.
+Run with ``PYTHONHASHSEED=0`` to compare two checkouts (the hash seed moves the count by about 1%).
 """
 
 from __future__ import annotations
@@ -31,36 +33,51 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def median_band(data_dir: Path, files: Path | None) -> list[Path]:
+def bands(data_dir: Path, files: Path | None) -> tuple[list[Path], list[Path]]:
+    """The schemas below the 30th percentile of text length (the warm-up) and the median band."""
     names = files.read_text().split() if files else sorted(p.name for p in data_dir.glob("*.json"))
-    sized = sorted((len((data_dir / name).read_text(encoding="utf-8")), name) for name in names)
-    return [data_dir / name for _, name in sized[int(len(sized) * 0.3):int(len(sized) * 0.7)]]
+    sized = [data_dir / name for _, name in sorted((len((data_dir / name).read_text(encoding="utf-8")), name)
+                                                   for name in names)]
+    return sized[:int(len(sized) * 0.3)], sized[int(len(sized) * 0.3):int(len(sized) * 0.7)]
 
 
-def workload(paths: list[Path], passes: int) -> int:
+def workload(warm: list[Path], band: list[Path], tokens: bool) -> int:
+    """Compile ``warm``, freeze, then each of ``band`` once; the band's schemas compiled."""
     import constrain
 
     warnings.simplefilter("ignore")
-    schemas = [json.loads(p.read_text(encoding="utf-8"))["schema"] for p in paths]
+    vocab = None
+    if tokens:  # Llama 3's tokens read from llama.cpp's file (transformers' import is minutes under valgrind)
+        from automaton.matcher import Matcher
+        from automaton.vocab import Vocabulary
+        from constrain import vocab_files
+
+        vocab = Vocabulary.from_gguf(vocab_files.llama_cpp_vocab("llama-bpe"))
+
+    def first(schema):
+        grammar = constrain.compile(schema, whitespace="flexible", cache=False)
+        if vocab is None:
+            grammar.step(grammar.start, ord("{"))
+        else:
+            Matcher(grammar, vocab).mask()
     compiled = 0
-    for n in range(passes):
-        for schema in schemas:
+    for n, paths in enumerate((warm, band)):
+        for path in paths:
             try:
-                grammar = constrain.compile(schema, whitespace="flexible", cache=False)
+                first(json.loads(path.read_text(encoding="utf-8"))["schema"])
             except constrain.SchemaError:
                 continue
-            grammar.step(grammar.start, ord("{"))
-            compiled += n == 0
+            compiled += n
         if n == 0:
             gc.collect()
             gc.freeze()
     return compiled
 
 
-def counted(argv: list[str], passes: int) -> int:
-    """Instructions of this script's workload with ``passes`` passes, under callgrind."""
+def counted(argv: list[str]) -> int:
+    """Instructions of this script's workload, under callgrind."""
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                           __file__, *argv, "--passes", str(passes)], capture_output=True, text=True)
+                           __file__, *argv], capture_output=True, text=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or not found:
         raise SystemExit(f"valgrind failed:\n{done.stderr[-2000:]}")
@@ -71,21 +88,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--files", type=Path, help="a list of schema file names (MaskBench's dev-sample.txt)")
-    parser.add_argument("--passes", type=int, default=1)
-    parser.add_argument("--valgrind", action="store_true", help="count one warm pass under callgrind")
+    parser.add_argument("--tokens", action="store_true", help="time to first mask (Llama 3), not the first byte row")
+    parser.add_argument("--band", action="store_true", help="the workload with the band (without: the warm-up alone)")
+    parser.add_argument("--valgrind", action="store_true", help="count the band's instructions under callgrind")
     args = parser.parse_args()
-    paths = median_band(args.data_dir, args.files)
+    warm, band = bands(args.data_dir, args.files)
     if not args.valgrind:
-        compiled = workload(paths, args.passes)
-        print(f"{len(paths)} schemas in the median band, {compiled} compiled, {args.passes} passes")
+        compiled = workload(warm, band if args.band else [], args.tokens)
+        print(f"{len(band)} schemas in the median band, {compiled} compiled after {len(warm)} warming up")
         return 0
     if shutil.which("valgrind") is None:
         raise SystemExit("--valgrind needs valgrind on the PATH")
-    argv = [str(args.data_dir)] + (["--files", str(args.files)] if args.files else [])
-    one, two = counted(argv, 1), counted(argv, 2)
+    argv = [str(args.data_dir)] + (["--files", str(args.files)] if args.files else []) + (
+        ["--tokens"] if args.tokens else [])
+    without, with_band = counted(argv), counted(argv + ["--band"])
     seed = os.environ.get("PYTHONHASHSEED", "random")
-    print(f"{len(paths)} schemas in the median band: one warm pass {(two - one) / 1e9:.4f} G instructions "
-          f"(first pass with imports {one / 1e9:.4f} G; PYTHONHASHSEED={seed})")
+    print(f"{len(band)} schemas in the median band, each new to the process: {(with_band - without) / 1e9:.4f} G "
+          f"instructions{' to the first mask' if args.tokens else ''} (the warm-up of {len(warm)} before them "
+          f"{without / 1e9:.4f} G; PYTHONHASHSEED={seed})")
     return 0
 
 

@@ -41,6 +41,8 @@ class CharDFA:
     accepting: set[int] = field(default_factory=set)
     derived: dict = field(default_factory=dict, compare=False, repr=False)
     total: bool = False  # every state reads every scalar and can reach acceptance (see other_strings)
+    # set by other_strings: every string but these, as their complete trie and its sink, the last state
+    names: frozenset | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -197,9 +199,32 @@ def other_strings(names: frozenset) -> CharDFA:
     """Every string but ``names`` (an object's additional keys), made once per process per name set:
     the names' trie made complete (what no name goes on with leads to a state accepting anything),
     every state accepting but the names' ends. So it is ``total``: no search needs to find that."""
-    dfa = _complete(literal_strings(sorted(names)))
-    dfa.accepting = set(range(dfa.size)) - dfa.accepting
-    dfa.total = True
+    children: list[dict[int, int]] = [{}]  # the trie, as ``literal_strings`` numbers it
+    ends = set()
+    for name in sorted(names):
+        q = 0
+        for ch in name:
+            kids = children[q]
+            q = kids.get(ord(ch))
+            if q is None:
+                q = kids[ord(ch)] = len(children)
+                children.append({})
+        ends.add(q)
+    sink = len(children)
+    edges = []
+    for kids in children:  # as ``_complete`` writes a row: the children in order, then the gaps
+        row, gaps, nxt = [], [], 0
+        for cp in sorted(kids):
+            row.append((cp, cp, kids[cp]))
+            if cp > nxt:
+                gaps.append((nxt, cp - 1, sink))
+            nxt = cp + 1
+        if nxt <= MAX_SCALAR:
+            gaps.append((nxt, MAX_SCALAR, sink))
+        edges.append(row + gaps)
+    edges.append([(0, MAX_SCALAR, sink)])
+    dfa = CharDFA(0, edges, set(range(sink + 1)) - ends, total=True)
+    dfa.names = names
     return dfa
 
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from automaton.counted import UNREACHABLE, Template
 
-from .chardfa import CharDFA
+from .chardfa import MAX_SCALAR, CharDFA
 from .regex import CountedPattern, counted_pattern
 from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts
 
@@ -85,8 +85,13 @@ def template(dfa: CharDFA, literal: bool = False, stepped: frozenset[int] | None
     once per rules."""
     name = "key template" if literal else "stepped template" if stepped is not None else "template"
     found = dfa.derived.get(name)
-    if found is not None:
-        return found
+    if found is None:
+        made = _keys_template if literal and dfa.names is not None and stepped is None else _template
+        found = dfa.derived[name] = made(dfa, literal, stepped)
+    return found
+
+
+def _template(dfa: CharDFA, literal: bool, stepped: frozenset[int] | None) -> Template:
     width = dfa.size
     slots: dict[tuple, int] = {}
     plans: dict[tuple, tuple[list, list[int]]] = {}  # per scalar set: its raw ASCII ranges, its slots
@@ -108,10 +113,66 @@ def template(dfa: CharDFA, literal: bool = False, stepped: frozenset[int] | None
     forever: tuple[int, ...] = ()
     if dfa.size <= FOREVER_MAX and stepped is None:
         forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
-    found = dfa.derived[name] = Template(
-        tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
-        tuple(_distances(dfa, stepped)), forever)
-    return found
+    return Template(tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
+                    tuple(_distances(dfa, stepped)), forever)
+
+
+RAW_ASCII = tuple(ascii_raw(((0, MAX_SCALAR),)))  # the ASCII scalars the literal rules write raw only
+ANY_SCALAR_PARTS = spelled_parts(((0, MAX_SCALAR),), True)
+
+
+def _keys_template(dfa: CharDFA, literal: bool, stepped: None) -> Template:
+    """``_template`` of ``other_strings``' automaton (an object's additional keys: half a median
+    compile's templates), read off its shape: a trie state's row is its children, one scalar each,
+    then the gaps between them into the sink. Names of plain ASCII leave every gap the same slots
+    (the escaped-only ASCII and everything past ASCII), so no row's scalar sets are sorted into
+    plans; a state is at most one scalar from acceptance (a gap reaches the sink)."""
+    width = sink = dfa.size - 1
+    width += 1
+    slots: dict[tuple, int] = {}
+    edges, calls = [], []
+    for row in dfa.edges:
+        row_edges, row_calls, raw, odd = [], [], [], False
+        for lo, hi, t in row:
+            if t == sink:
+                continue
+            if lo in _RAW_POINTS:
+                row_edges.append((lo, lo, t + width))
+                raw.append(lo)
+            else:  # a name's escaped-only or non-ASCII scalar: the gaps' own parts differ too
+                odd = True
+                row_calls += [(slots.setdefault(part, len(slots)), t + width) for part in spelled_parts(((lo, hi),), True)]
+        if odd:
+            gaps = tuple((lo, hi) for lo, hi, t in row if t == sink)
+            row_edges += [(lo, hi, sink + width) for lo, hi in ascii_raw(gaps)]
+            parts = spelled_parts(gaps, True)
+        else:
+            row_edges += [(lo, hi, sink + width) for lo, hi in _raw_gaps(tuple(raw))]
+            parts = ANY_SCALAR_PARTS
+        row_calls += [(slots.setdefault(part, len(slots)), sink + width) for part in parts]
+        edges.append(tuple(row_edges))
+        calls.append(tuple(row_calls))
+    accepting = bytes(q in dfa.accepting for q in range(width))
+    return Template(tuple(edges), tuple(calls), tuple(slots), accepting, tuple(1 - a for a in accepting),
+                    tuple(range(width)) if width <= FOREVER_MAX else ())  # every state: the automaton is total
+
+
+_RAW_POINTS = frozenset(c for lo, hi in RAW_ASCII for c in range(lo, hi + 1))
+
+
+@lru_cache(maxsize=4096)
+def _raw_gaps(points: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The raw-only ASCII less the sorted ``points`` (a trie state's children), as ranges."""
+    out = []
+    for lo, hi in RAW_ASCII:
+        for c in points:
+            if lo <= c <= hi:
+                if c > lo:
+                    out.append((lo, c - 1))
+                lo = c + 1
+        if lo <= hi:
+            out.append((lo, hi))
+    return tuple(out)
 
 
 def _goes_on(dfa: CharDFA) -> bool:

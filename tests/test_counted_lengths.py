@@ -140,6 +140,22 @@ def test_format_and_pattern_templates_are_shared_by_grammars():
         assert one and one == other
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.frozensets(st.text(ALPHABET, max_size=4), max_size=6))
+def test_additional_keys_template_read_off_the_trie_is_the_general_one(names):
+    """An object's other keys: ``other_strings`` builds the names' complete trie in one pass and its
+    template is read off the trie's shape; both equal what the general constructions make."""
+    import dataclasses
+
+    from compiler import chardfa, counting
+
+    dfa = chardfa.other_strings.__wrapped__(names)
+    trie = chardfa._complete(chardfa.literal_strings(sorted(names)))
+    assert (dfa.start, dfa.edges, dfa.accepting) == (trie.start, trie.edges, set(range(trie.size)) - trie.accepting)
+    fast, general = counting._keys_template(dfa, True, None), counting._template(dfa, True, None)
+    assert dataclasses.astuple(fast) == dataclasses.astuple(general)
+
+
 def test_additional_keys_exclude_the_names_however_spelled():
     """A key other than the names is any string but them: a name spelled with an escape is that
     name (refused as an additional key), other keys may use escapes."""
