@@ -26,8 +26,9 @@ alone). The headline outcomes are MaskBench's: a valid instance passes when ever
 an invalid one when some token is refused. The stricter variant is printed beside them: after the
 last token the mask must allow EOS for a valid instance, and an invalid instance whose tokens are all
 allowed passes only if EOS is then refused. ``--peers`` runs llguidance, XGrammar and outlines-core
-(when installed) on the same files in the same run, one engine after the other, each through its
-own JSON-schema API with the same tokenizer and the same protocol, single-threaded, with the same
+(when installed) on the same files in the same run, taking turns schema by schema (each in its own
+worker process; which engine goes first rotates), so that the machine's drift over a run reaches
+every engine alike, each through its own JSON-schema API with the same tokenizer and the same protocol, single-threaded, with the same
 compile time-out: llguidance with ``whitespace_flexible``; XGrammar with ``any_whitespace=True,
 strict_mode=False`` (absent ``additionalProperties`` stays true, as in the specification);
 outlines-core with its default whitespace pattern (``[ ]?``, enough for MaskBench's texts).
@@ -807,27 +808,33 @@ def schema_files(data_dir: Path, files: Path | None = None, limit: int | None = 
 
 
 def run(data_dir, files=None, *, limit=None, timeout: float = 20.0, mode: str = "text", memory_mb: int = 4096,
-        progress=None, engine: str = "constrain", check_timeout: float | None = None) -> list[SchemaResult]:
-    """Run every selected schema in a worker process; ``progress(i, n, result)`` after each."""
+        progress=None, engines=("constrain",), check_timeout: float | None = None) -> list[SchemaResult]:
+    """Run every selected schema in each engine's worker process, the engines taking turns schema
+    by schema (the first to go rotating), so that the machine's drift over a run reaches each alike;
+    ``progress(i, n, result)`` after each."""
     paths = schema_files(data_dir, files, limit)
     if mode == "tokens" and "fork" in multiprocessing.get_all_start_methods():
         Tokens.preload()
-    worker = Worker(memory_mb)
+    workers = {name: Worker(memory_mb) for name in engines}
+    unusable: dict[str, SchemaResult] = {}  # an engine that could not start: every schema fails alike
     results = []
-    unusable = None  # the engine itself could not start: every schema fails the same way
     try:
         for i, path in enumerate(paths):
-            if unusable is None:
-                result = run_schema(worker, path, mode, timeout, engine, check_timeout)
-                if result.message and result.message.startswith(("setting up", "worker took too long loading")):
-                    unusable = result
-            else:
-                result = SchemaResult(path.name, "crash", engine, error=unusable.error, message=unusable.message)
-            results.append(result)
-            if progress:
-                progress(i + 1, len(paths), result)
+            for k in range(len(engines)):
+                engine = engines[(i + k) % len(engines)]
+                if engine not in unusable:
+                    result = run_schema(workers[engine], path, mode, timeout, engine, check_timeout)
+                    if result.message and result.message.startswith(("setting up", "worker took too long loading")):
+                        unusable[engine] = result
+                else:
+                    failed = unusable[engine]
+                    result = SchemaResult(path.name, "crash", engine, error=failed.error, message=failed.message)
+                results.append(result)
+                if progress:
+                    progress(i + 1, len(paths), result)
     finally:
-        worker.close()
+        for worker in workers.values():
+            worker.close()
     return results
 
 
@@ -1240,20 +1247,14 @@ def main(argv=None) -> int:
         print(f"{n} is not installed: skipped (pip install {TOKEN_ENGINES[n].package.replace('_', '-')})",
               file=sys.stderr)
     check_timeout = 60.0 if args.check_timeout is None else args.check_timeout
-    walls = {}
-    interrupted = name = None
-    engine_started = started
+    interrupted = False
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout` or kill: report what was measured
     try:
-        for name in (n for n in names if versions[n] is not None):
-            engine_started = time.perf_counter()
-            run(args.tokens, args.files, limit=args.limit, timeout=args.timeout, mode="tokens",
-                memory_mb=args.memory_mb, progress=progress, engine=name, check_timeout=check_timeout)
-            walls[name] = time.perf_counter() - engine_started
+        run(args.tokens, args.files, limit=args.limit, timeout=args.timeout, mode="tokens", memory_mb=args.memory_mb,
+            progress=progress, engines=[n for n in names if versions[n] is not None], check_timeout=check_timeout)
     except KeyboardInterrupt:
-        interrupted = name
-        walls[name] = time.perf_counter() - engine_started
-    by_engine = {n: collected[n] for n in walls if collected[n]}
+        interrupted = True
+    by_engine = {n: collected[n] for n in names if collected[n]}
     if not by_engine:
         print("interrupted before any schema was measured")
         return 2
@@ -1264,12 +1265,10 @@ def main(argv=None) -> int:
         for path in write_plots(by_engine, Path(args.plot), run_of):
             print(f"wrote {path}")
     if interrupted:
-        not_run = [n for n in names if versions[n] is not None and n not in walls]
-        print(f"\nINTERRUPTED while running {interrupted}: it ran {len(collected[interrupted])} schemas"
-              + (f"; not run: {', '.join(not_run)}" if not_run else ""))
+        print("\nINTERRUPTED after " + ", ".join(f"{n} {len(collected[n])}" for n in by_engine) + " schemas")
     if missing:
         print(f"\nnot installed, not run: {', '.join(missing)}")
-    print(f"(wall {time.perf_counter() - started:.0f} s: " + ", ".join(f"{n} {w:.0f} s" for n, w in walls.items()) + ")")
+    print(f"(wall {time.perf_counter() - started:.0f} s)")
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"mode": "tokens", "engines": {n: {"summary": summaries[n],
