@@ -1013,6 +1013,19 @@ def _cell(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
+def _print_ttfm_beside(by_engine: dict[str, list[SchemaResult]], p) -> None:
+    """Each peer's TTFM beside constrain's over the schemas both compiled (each engine's own
+    percentiles above are over different sets), with the per-schema median of the ratio."""
+    ours = {r.file: r.compile_ms for r in by_engine.get("constrain", ()) if r.compiled}
+    for name, results in by_engine.items():
+        both = [(ours[r.file], r.compile_ms) for r in results if name != "constrain" and r.compiled and r.file in ours]
+        if both:
+            p(f"TTFM ms on the {len(both)} schemas constrain and {name} both compiled: p50 / p90 / p99 "
+              + " / ".join(_cell(percentile([a for a, _ in both], q)) for q in (50, 90, 99)) + " against "
+              + " / ".join(_cell(percentile([b for _, b in both], q)) for q in (50, 90, 99))
+              + f"; constrain/{name} per schema: median {percentile([a / b for a, b in both], 50):.3f}")
+
+
 def print_token_report(by_engine: dict[str, list[SchemaResult]], versions: dict[str, str], out=sys.stdout) -> dict:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     summaries = {name: summarise_tokens(results, versions.get(name, "")) for name, results in by_engine.items()}
@@ -1037,6 +1050,7 @@ def print_token_report(by_engine: dict[str, list[SchemaResult]], versions: dict[
         p(f"{label:<22}{s['schemas']:>8}{o['passing']:>8}{o['compile_error']:>8}{o['validation_error']:>7}{o['invalidation_error']:>9}"
           f"{o['timeout']:>6}{o['crash']:>6} |" + "".join(f"{_cell(t[f'p{q:g}']):>7}" for q in PERCENTILES)
           + " |" + "".join(f"{_cell(b[f'p{q:g}']):>7}" for q in PERCENTILES) + f" |{b['n']:>8}")
+    _print_ttfm_beside(by_engine, p)
     p("\nStricter protocol (what generation needs): after the last token of a valid instance the mask must allow EOS; "
       "an invalid instance whose tokens are all allowed passes only if EOS is then refused.")
     p(f"{'engine':<22}{'schemas':>8}{'passing':>8}{'valid.err':>10}{'invalid.err':>12}   instances checked: valid refused "

@@ -163,6 +163,22 @@ def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, llama3_to
     assert ratio.startswith("TTFM new/old per schema: median ")
 
 
+def test_maskbench_tokens_beside_llguidance_on_the_schemas_both_compile(tmp_path, llama3_tokenizer):
+    """``maskbench.py --tokens --engines constrain,llguidance``: the engines take turns on each
+    schema; a schema one of them refuses is left out of the TTFM set beside each other."""
+    pytest.importorskip("llguidance", reason="the run compares llguidance")
+    files = _write_cases(tmp_path, {
+        "a.json": {"schema": {"type": "array", "items": {"type": "integer"}}, "tests": [{"data": [1, 22], "valid": True}]},
+        "b.json": {"schema": {"type": "object", "properties": {"n": {"type": "integer"}},
+                              "dependentRequired": {"n": ["m"]}}, "tests": [{"data": {}, "valid": True}]}})
+    done = benchmark_scripts.run("maskbench", "--tokens", tmp_path, "--files", files, "--engines",
+                                 "constrain,llguidance", "--quiet")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    beside = [line for line in done.stdout.splitlines() if line.startswith("TTFM ms on the ")]
+    assert len(beside) == 1 and beside[0].startswith("TTFM ms on the 1 schemas constrain and llguidance both compiled")
+    assert float(beside[0].rsplit("per schema: median ", 1)[1]) > 0
+
+
 def test_maskbench_plot_writes_each_measures_cdf(tmp_path, llama3_tokenizer):
     """``maskbench.py --tokens --plot``'s figures: a TTFM and a TBM PNG."""
     pytest.importorskip("matplotlib", reason="--plot draws with matplotlib")
