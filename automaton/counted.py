@@ -119,15 +119,6 @@ class CountedBlock:
         n, q = divmod(s - self.first, self.width)
         return (self.exit,) if self.template.accepting[q] and n >= self.lo else ()
 
-    def every_row(self, kind: str) -> list[tuple]:
-        """Every state's row of ``kind`` at once, for a block of one count (``lo`` 0, no ``hi``: an
-        additional key's, a free string's pattern or format), whose rows read into itself."""
-        assert self.hi is None and self.lo == 0, "every_row: a block of one count"
-        if kind == "eps_of":
-            return [(self.exit,) if accepting else () for accepting in self.template.accepting]
-        row = self._edges if kind == "edges_of" else self._calls
-        return [row(q, self.first - self.width, 2 * self.width) for q in range(self.width)]
-
     def representative(self, n: int, reach: int) -> int:
         """The count standing for ``n`` where only texts of at most ``reach`` scalars are read: far
         below ``lo``, and from ``lo`` to far below ``hi``, every count opens the exit at the same
@@ -193,11 +184,7 @@ class Rows(dict):
         if 0 <= s < len(self.written):
             row = self[s] = self.written[s]
             return row
-        block = block_of(self.blocks, self.starts, s)
-        if block.hi is None and block.lo == 0:  # one count: its rows all made at once
-            self.update(zip(range(block.first, block.first + block.size), block.every_row(self.kind)))
-            return self[s]
-        row = self[s] = getattr(block, self.kind)(s)
+        row = self[s] = getattr(block_of(self.blocks, self.starts, s), self.kind)(s)
         return row
 
     def __reduce__(self):  # what was asked is asked again
