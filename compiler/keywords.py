@@ -17,6 +17,16 @@ IMPLEMENTED = frozenset({
     "unevaluatedProperties", "unevaluatedItems", "$ref", "$dynamicAnchor", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 
+# Where subschemas live, by keyword: one schema, a list of schemas, or a name -> schema map (``items``
+# is one schema or, before 2020-12, a list; draft 7's ``dependencies`` maps a name to a schema or to names).
+ONE_SCHEMA = frozenset({
+    "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
+    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items",
+})
+SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                         "dependencies"})
+
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "example", "$comment", "readOnly",
     "writeOnly", "deprecated", "contentMediaType", "contentEncoding", "contentSchema",

@@ -14,15 +14,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
-
-# Where subschemas live, by keyword: one schema, a list of schemas, or a name -> schema map.
-_ONE = frozenset({
-    "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
-    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items",
-})
-_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
-                  "dependencies"})
+from compiler.keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 _NAMING = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})  # what may name a schema (``_index``)
 _MODERN = ("2019-09", "2020-12")
@@ -156,11 +148,11 @@ class SchemaDocument:
             if not _NAMING.isdisjoint(node):
                 base = self._named(node, base, path)
             for key, value in node.items():  # every subschema directly under it
-                if key in _ONE and isinstance(value, dict):
+                if key in ONE_SCHEMA and isinstance(value, dict):
                     stack.append((value, base, (path, (key,))))
-                elif key in _LIST and isinstance(value, list):
+                elif key in SCHEMA_LISTS and isinstance(value, list):
                     stack.extend((item, base, (path, (key, i))) for i, item in enumerate(value) if isinstance(item, dict))
-                elif key in _MAP and isinstance(value, dict):
+                elif key in SCHEMA_MAPS and isinstance(value, dict):
                     stack.extend((item, base, (path, (key, name))) for name, item in value.items() if isinstance(item, dict))
 
     def _named(self, node: dict, base: str, path) -> str:
@@ -195,13 +187,13 @@ class SchemaDocument:
             if isinstance(node.get("$ref"), str) and base:
                 node["$ref"] = _join(base, node["$ref"])
             for key, value in node.items():
-                if key in _ONE and isinstance(value, dict):
+                if key in ONE_SCHEMA and isinstance(value, dict):
                     node[key] = value = dict(value)
                     stack.append((value, base))
-                elif key in _LIST and isinstance(value, list):
+                elif key in SCHEMA_LISTS and isinstance(value, list):
                     node[key] = value = [dict(v) if isinstance(v, dict) else v for v in value]
                     stack.extend((v, base) for v in value if isinstance(v, dict))
-                elif key in _MAP and isinstance(value, dict):
+                elif key in SCHEMA_MAPS and isinstance(value, dict):
                     node[key] = value = {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
                     stack.extend((v, base) for v in value.values() if isinstance(v, dict))
         return root
@@ -228,9 +220,9 @@ class SchemaDocument:
             else:
                 break
             if kind == "schema":
-                kind = ("list" if seg in _LIST and isinstance(node, list) else
-                        "map" if seg in _MAP and isinstance(node, dict) else
-                        "schema" if seg in _ONE and isinstance(node, (dict, bool)) else "other")
+                kind = ("list" if seg in SCHEMA_LISTS and isinstance(node, list) else
+                        "map" if seg in SCHEMA_MAPS and isinstance(node, dict) else
+                        "schema" if seg in ONE_SCHEMA and isinstance(node, (dict, bool)) else "other")
             elif kind in ("list", "map"):
                 kind = "schema"
             if kind == "schema":

@@ -12,7 +12,7 @@ so a deeply nested schema costs neither stack nor quadratic time.
 from __future__ import annotations
 
 from .keywords import ANNOTATIONS, LOWERING_WORDS, VOCABULARY
-from .refs import _LIST, _MAP, _ONE
+from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
 _CONTAINERS = (dict, list, tuple)
@@ -132,10 +132,10 @@ def _kind_under(keyword: str, value) -> int:
     """What the value of a schema's keyword stands for."""
     kind = _KINDS.get(keyword, DATA)
     if kind == LIST and not isinstance(value, (list, tuple)):
-        kind = SCHEMA if keyword in _ONE else DATA  # "items" holds one schema or a list
+        kind = SCHEMA if keyword in ONE_SCHEMA else DATA  # "items" holds one schema or a list
     elif kind == MAP and not isinstance(value, dict):
         kind = DATA
     return kind
 
 
-_KINDS = {**dict.fromkeys(_ONE, SCHEMA), **dict.fromkeys(_MAP, MAP), **dict.fromkeys(_LIST | {"_contains_also"}, LIST)}
+_KINDS = {**dict.fromkeys(ONE_SCHEMA, SCHEMA), **dict.fromkeys(SCHEMA_MAPS, MAP), **dict.fromkeys(SCHEMA_LISTS | {"_contains_also"}, LIST)}

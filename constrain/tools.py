@@ -9,6 +9,7 @@ meaning wherever one exists.
 from __future__ import annotations
 
 from compiler import trampoline
+from compiler.keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 __all__ = ["normalize_tool_schema"]
 
@@ -20,10 +21,6 @@ _KEEP_BOOLEAN = frozenset({"additionalProperties", "additionalItems", "unevaluat
                            "unevaluatedItems"})
 # Single-schema keywords where `true` constrains nothing, so the keyword can go.
 _DROP_TRUE = frozenset({"items", "then", "else", "propertyNames", "contentSchema"})
-_ONE = frozenset({"not", "if", "then", "else", "contains", "propertyNames", "contentSchema",
-                  "items", *_KEEP_BOOLEAN})
-_MAPS = frozenset({"patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
-_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
 
 
 def _as_object(value):
@@ -78,7 +75,7 @@ def _normalize(node):
                 if dropped and isinstance(node.get("required"), list):
                     required = [r for r in node["required"] if r not in dropped]
                     put("required", required if required else _DROP)
-        elif key in _ONE and isinstance(value, bool):
+        elif key in ONE_SCHEMA and isinstance(value, bool):
             if key in _KEEP_BOOLEAN:
                 continue
             if key == "items" and value is False:
@@ -92,7 +89,7 @@ def _normalize(node):
                 put(key, _DROP)
             else:
                 put(key, _as_object(value))
-        elif key in _ONE and isinstance(value, dict):
+        elif key in ONE_SCHEMA and isinstance(value, dict):
             new = yield value
             if new is not value:
                 put(key, new)
@@ -100,11 +97,11 @@ def _normalize(node):
             new = yield from _each(value)  # no keyword: every position is kept
             if new is not value:
                 put(key, new)
-        elif key in _LISTS and isinstance(value, list):
+        elif key in SCHEMA_LISTS and isinstance(value, list):
             new = yield from _each(value, keyword=key)
             if new is not value:
                 put(key, new)
-        elif key in _MAPS and isinstance(value, dict):
+        elif key in SCHEMA_MAPS and isinstance(value, dict):
             new = yield from _map(value)
             if new is not value:
                 put(key, new)
