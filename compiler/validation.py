@@ -210,9 +210,8 @@ class Validator:
 
     def _check_cycles(self, reached: dict) -> None:
         """A `$ref` loop that never descends into the instance (``{"$ref": "#"}``) cannot be lowered."""
-        ignored = self.document.ignored  # another draft's keywords
-
         def edges(node):  # the subschemas applied to the same instance (in place)
+            ignored = self.document.ignored_in(node)  # another draft's keywords
             out = [b for key in LISTS for b in node.get(key, ()) if isinstance(b, dict)]
             out += [node[key] for key in IN_PLACE if isinstance(node.get(key), dict) and key not in ignored]
             for key in ("dependentSchemas", "dependencies"):
@@ -307,7 +306,7 @@ class Validator:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
         if "not" in schema and not (yield (instance, schema["not"], path)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
-        ignored = self.document.ignored  # another draft's keywords
+        ignored = self.document.ignored_in(schema)  # another draft's keywords
         if "if" in schema and "if" not in ignored:
             branch = "then" if not (yield (instance, schema["if"], path)) else "else"
             if branch in schema:
@@ -415,7 +414,7 @@ class Validator:
             errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minProperties'])} properties")
         if "maxProperties" in schema and len(instance) > schema["maxProperties"]:
             errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxProperties'])} properties")
-        if "propertyNames" in schema and "propertyNames" not in self.document.ignored:
+        if "propertyNames" in schema and "propertyNames" not in self.document.ignored_in(schema):
             for name in instance:
                 if (yield (name, schema["propertyNames"], path)):
                     errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
@@ -452,11 +451,11 @@ class Validator:
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not True:
                 errors.extend((yield (value, sub, (path, f"/{i}"))))
-        if "contains" in schema and "contains" not in self.document.ignored:
+        if "contains" in schema and "contains" not in self.document.ignored_in(schema):
             matches = 0
             for value in instance:
                 matches += not (yield (value, schema["contains"], path))
-            counted = "minContains" not in self.document.ignored
+            counted = "minContains" not in self.document.ignored_in(schema)
             least, most = (schema.get("minContains", 1), schema.get("maxContains")) if counted else (1, None)
             if matches < least:
                 errors.append(f"{_show(pointer_of(path))}: fewer than {_num(least)} items match 'contains'")

@@ -227,6 +227,26 @@ def test_a_complement_keeps_the_keywords_its_draft_ignores(order):
     assert not g.accepts('{"a":[],"b":{}}') and g.accepts('{"a":["x"],"b":{}}') and g.accepts('{"a":[1]}')
 
 
+@pytest.mark.parametrize("draft", ["http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
+                                   "http://json-schema.org/draft-07/schema#"])
+def test_enum_values_are_filtered_by_the_complements_own_keywords(draft):
+    """An enum beside ``not`` keeps the values the complement admits: its ``contains`` (draft 4 has
+    none of its own) and ``if``/``propertyNames`` are read in every draft when the compiler wrote
+    them (the filter read them with the document's unknown words and kept ``[1]`` in draft 4)."""
+    cases = [({"enum": [[1], ["a"]], "not": {"items": {"type": "integer"}}}, ([1], ["a"])),
+             ({"enum": [[1], ["a"]], "contains": {"type": "string"}}, ([1], ["a"])),
+             ({"enum": [{"a": 1}, {"b": 1}], "propertyNames": {"pattern": "^a$"}}, ({"a": 1}, {"b": 1})),
+             ({"enum": [1, "x"], "if": {"type": "integer"}, "then": {"minimum": 5}}, (1, "x")),
+             ({"enum": [{"a": 1}, {}], "dependencies": {"a": ["b"]}}, ({"a": 1}, {}))]
+    for schema, instances in cases:
+        schema = {"$schema": draft, **schema}
+        grammar = constrain.compile(schema, cache=False, whitespace="compact")
+        oracle = jsonschema.validators.validator_for(schema)(schema)
+        for instance in instances:
+            assert grammar.accepts(json.dumps(instance, separators=(",", ":"))) == oracle.is_valid(instance), (schema, instance)
+            assert (constrain.validate(instance, schema) == []) == oracle.is_valid(instance), (schema, instance)
+
+
 def test_a_document_naming_no_draft_keeps_dependencies():
     """Without `$schema`, draft 7's `dependencies` still applies: ignoring it would widen the language."""
     schema = {"type": "object", "dependencies": {"a": ["b"]}}
