@@ -37,6 +37,9 @@ BOOLEAN_MUTATIONS = [
     ("a required name rules out every object", "compiler/merge.py",
      'any(rules_out(out, name) for name in out.get("required", ()))',
      'any(True for name in out.get("required", ()))'),
+    ("validate reads a written contains with the document's unknown words", "compiler/validation.py",
+     'if "contains" in schema and "contains" not in self.document.ignored_in(schema):',
+     'if "contains" in schema and "contains" not in self.document.ignored:'),
     ("not oneOf without 'two at once'", "compiler/boolean.py",
      "return [none] + [{\"allOf\": [a, b]}", "return [none] + [] and [{\"allOf\": [a, b]}"),
     ("not minimum keeps the bound", "compiler/boolean.py",
@@ -217,6 +220,10 @@ COUNTED_MUTATIONS = [
      "place + i + 1 if i < run else -1", "place + min(i + 1, run)"),
     ("an array's item left out of the recursion marks", "automaton/program.py",
      "succ[block.owner].update(block.fragments)", "pass"),
+    ("a key's escaped-only letter written raw by the other keys' template", "compiler/counting.py",
+     "if lo in _RAW_POINTS:", "if lo < 0x80:"),
+    ("the other keys' gaps read as if no name went on", "compiler/counting.py",
+     "for lo, hi in _raw_gaps(tuple(raw))]", "for lo, hi in _raw_gaps(())]"),
 ]
 
 
