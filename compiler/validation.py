@@ -124,6 +124,12 @@ def _pattern(pattern, pointer: str, via, dialect: str):
 
 # --- formats -----------------------------------------------------------------------------------------
 
+def _admits_strings(node: dict) -> bool:
+    """Whether ``node``'s ``type`` lets a string through (its format then says something)."""
+    kinds = node.get("type")
+    return kinds is None or kinds == "string" or isinstance(kinds, list) and "string" in kinds
+
+
 _format_checker = None
 
 
@@ -185,7 +191,7 @@ class Validator:
         returns the rewrite's subschemas as children to check."""
         if "pattern" in node:
             self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via, self.dialect)
-        if "format" in node:
+        if "format" in node and _admits_strings(node):  # the lowering reads a format only in a string
             fmt = node["format"]
             if fmt in KNOWN_FORMATS:
                 _checker(fmt, child(where(), "format"), via)

@@ -201,6 +201,12 @@ def test_formats_validators_check_but_we_do_not_are_refused():
             constrain.compile({"type": "string", "format": name})
     with pytest.warns(UserWarning, match="unknown format"):
         assert constrain.compile({"type": "string", "format": "x-colour"}, cache=False).accepts('"red"')
+    for name in ("uri-template", "regex", "idn-hostname"):  # a format beside a type that is no string: nothing
+        schema = {"type": ["integer", "null"], "format": name}
+        assert constrain.compile(schema, cache=False).accepts("5")
+        assert constrain.validate(5, schema) == [] and constrain.validate("x", schema) != []
+        with pytest.raises(constrain.UnsupportedKeyword, match="format"):
+            constrain.validate(5, {"type": ["integer", "string"], "format": name})
 
 
 @pytest.mark.parametrize("enabled", [True, False])
