@@ -21,11 +21,12 @@ _MODERN = ("2019-09", "2020-12")
 _LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
 _NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains",
                        "unevaluatedProperties", "unevaluatedItems"})
-_LATER_WORDS = {  # what a draft does not know yet (2019-09 on: `dependencies` became two keywords)
-    "draft-03": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
-    "draft-04": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames"},
-    "draft-06": _NOT_IN_7 | {"if", "then", "else"},
-    "draft-07": _NOT_IN_7,
+_LATER_WORDS = {  # what a draft does not know (2019-09 on: `dependencies` became two keywords; 2020-12 added prefixItems)
+    "draft-03": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames", "const", "prefixItems"},
+    "draft-04": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames", "const", "prefixItems"},
+    "draft-06": _NOT_IN_7 | {"if", "then", "else", "prefixItems"},
+    "draft-07": _NOT_IN_7 | {"prefixItems"},
+    "2019-09": frozenset({"dependencies", "prefixItems"}),
 }
 
 

@@ -280,7 +280,8 @@ class Validator:
                 return [f"{_show(pointer_of(path))}: expected {' or '.join(listed)}"]
         if "enum" in schema and not any(json_equal(instance, v) for v in schema["enum"]):
             errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(schema['enum'])}")
-        if "const" in schema and not json_equal(instance, schema["const"]):
+        ignored = self.document.ignored_in(schema)  # another draft's keywords
+        if "const" in schema and "const" not in ignored and not json_equal(instance, schema["const"]):
             errors.append(f"{_show(pointer_of(path))}: must be {_dump(schema['const'])}")
         if actual == "string":
             errors.extend(self._string(instance, schema, path))
@@ -312,7 +313,6 @@ class Validator:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
         if "not" in schema and not (yield (instance, schema["not"], path)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
-        ignored = self.document.ignored_in(schema)  # another draft's keywords
         if "if" in schema and "if" not in ignored:
             branch = "then" if not (yield (instance, schema["if"], path)) else "else"
             if branch in schema:
@@ -452,7 +452,8 @@ class Validator:
         if isinstance(items, list):  # draft 4-2019 tuple form
             prefix, rest = items, schema.get("additionalItems", True)
         else:
-            prefix, rest = schema.get("prefixItems", ()), (True if items is None else items)
+            prefix = () if "prefixItems" in self.document.ignored_in(schema) else schema.get("prefixItems", ())
+            rest = True if items is None else items
         for i, value in enumerate(instance):
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not True:

@@ -1,0 +1,78 @@
+"""Each draft reads its own vocabulary: generated schemas mixing keywords of several drafts, directly
+and under ``not``, agree with python-jsonschema's validator for the draft they name, in the compiled
+grammar and in ``validate`` (a keyword a draft does not have is an unknown word there)."""
+
+import json
+
+import jsonschema
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import constrain
+
+DRAFTS = ["http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
+          "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema",
+          "https://json-schema.org/draft/2020-12/schema"]
+VALUES = [None, True, 0, 7, -2.5, "", "a", "ab", [], [1], ["a"], [1, "a"], [1, 1], {}, {"a": 1}, {"b": "x"},
+          {"a": 1, "b": 2}, {"a": "x", "c": None}]
+# keywords of every draft, several of them unknown to the earlier ones
+CLAUSES = [
+    {"contains": {"type": "string"}}, {"contains": {"type": "integer"}, "minContains": 2},
+    {"contains": {"type": "integer"}, "maxContains": 1},
+    {"propertyNames": {"pattern": "^a$"}}, {"propertyNames": {"maxLength": 0}},
+    {"if": {"type": "integer"}, "then": {"minimum": 5}}, {"if": {"type": "string"}, "else": {"type": "null"}},
+    {"dependencies": {"a": ["b"]}}, {"dependencies": {"a": {"required": ["c"]}}},
+    {"dependentRequired": {"a": ["b"]}}, {"dependentSchemas": {"a": {"required": ["b"]}}},
+    {"items": {"type": "integer"}}, {"items": [{"type": "integer"}], "additionalItems": False},
+    {"prefixItems": [{"type": "integer"}], "items": {"not": {}}},
+    {"prefixItems": [{"type": "integer"}], "additionalItems": False}, {"items": {"type": "integer"}, "additionalItems": False},
+    {"properties": {"a": {"type": "integer"}}, "unevaluatedProperties": False},
+    {"prefixItems": [{"type": "integer"}], "unevaluatedItems": False}, {"minContains": 0, "contains": {"type": "null"}},
+    {"required": ["a"]}, {"minItems": 2}, {"maxProperties": 1}, {"type": ["array", "object"]},
+    {"const": [1]}, {"exclusiveMinimum": 0}, {"minimum": 0, "exclusiveMinimum": True},
+]
+
+
+def clause(negated: bool, body: dict) -> dict:
+    return {"not": body} if negated else body
+
+
+schemas = st.builds(
+    lambda draft, enum, parts: {"$schema": draft, **({"enum": enum} if enum else {}),
+                                "allOf": [clause(n, c) for n, c in parts]},
+    st.sampled_from(DRAFTS),
+    st.none() | st.lists(st.sampled_from(VALUES), min_size=1, max_size=6, unique_by=json.dumps),
+    st.lists(st.tuples(st.booleans(), st.sampled_from(CLAUSES)), min_size=1, max_size=3)).filter(
+    lambda s: all(_written_in(s["$schema"], c.get("not", c)) for c in s["allOf"]))
+
+
+def _written_in(draft: str, body: dict) -> bool:
+    """Whether a clause is well-formed in ``draft``: 2020-12 has no array form of ``items``; a
+    numeric ``exclusiveMinimum`` is draft 6's, a boolean one draft 4's (where python-jsonschema
+    reads the other form as a flag, we read it as its own draft does: a malformed schema, read
+    as its author meant)."""
+    if isinstance(body.get("items"), list):
+        return "2020-12" not in draft
+    if "exclusiveMinimum" in body:
+        return isinstance(body["exclusiveMinimum"], bool) == ("draft-04" in draft)
+    return True
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schemas)
+def test_generated_schemas_agree_with_their_drafts_validator(schema):
+    """accepts(text) == the draft's validator == validate, for every value of a fixed pool."""
+    oracle = jsonschema.validators.validator_for(schema)(schema)
+    try:
+        grammar = constrain.compile(schema, whitespace="compact", property_order="any", cache=False)
+    except constrain.Unsatisfiable:
+        event("unsatisfiable")
+        assert not any(oracle.is_valid(v) for v in VALUES)
+        return
+    except constrain.UnsupportedKeyword:
+        event("unsupported")
+        return
+    for value in VALUES:
+        expected = oracle.is_valid(value)
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == expected, value
+        assert (constrain.validate(value, schema) == []) == expected, value
