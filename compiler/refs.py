@@ -167,6 +167,7 @@ class SchemaDocument:
             if uri and uri != base:
                 self._declare(self._resources, uri, pointer)
                 base = uri
+                self._same_draft(node, path)
             if fragment and not fragment.startswith("/"):
                 # draft 6/7 plain-name fragment in $id (`"$id": "#foo"`): an anchor, not a new base
                 self._declare(self._anchors, (base, unquote(fragment)), pointer)
@@ -175,6 +176,16 @@ class SchemaDocument:
             if isinstance(anchor, str):
                 self._declare(self._anchors, (base, anchor), pointer_of(path))
         return base
+
+    def _same_draft(self, resource: dict, path) -> None:
+        """An embedded resource naming another draft than the document's reads its keywords its own
+        way (a 2020-12 resource in a draft 7 document keeps its ``$ref``'s siblings): refused, as a
+        resource handed over of another draft is. One the document names no draft for keeps every
+        keyword, the narrowest reading, so only a document naming its draft refuses."""
+        own, draft = resource.get("$schema"), self.root.get("$schema")
+        if path is not None and isinstance(own, str) and isinstance(draft, str) and own.rstrip("#") != draft.rstrip("#"):
+            raise UnsupportedKeyword(child(pointer_of(path), "$schema"), "$schema",
+                                     f"an embedded resource of another draft ({own}) than the document's ({draft})")
 
     def _absolute_refs(self, root: dict) -> dict:
         """A copy of the document's schema objects with every ``$ref`` joined to its base URI."""

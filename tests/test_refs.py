@@ -355,3 +355,25 @@ def test_a_ref_under_an_enum_filter_resolves_in_the_document():
               "$defs": {"f": {"type": "boolean"}}}
     grammar = constrain.compile(schema, cache=False)
     assert grammar.accepts('{"foo": false}') and not grammar.accepts('{"foo": 1}')
+
+
+def test_an_embedded_resource_of_another_draft_is_refused():
+    """A resource (its own ``$id``) naming another draft than the document's reads its keywords its
+    own way: refused, naming its ``$schema``; of the document's draft, or in a document naming none
+    (every keyword kept, the narrowest reading), or without an ``$id`` (``$schema`` says nothing
+    there), it compiles."""
+    d7, d12 = "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema"
+    mixed = {"$schema": d12, "$defs": {"x": {"$id": "http://e/z", "$schema": d7, "$ref": "#/definitions/i",
+                                             "type": "string", "definitions": {"i": {"type": "integer"}}}},
+             "$ref": "http://e/z"}
+    with pytest.raises(constrain.UnsupportedKeyword, match="another draft") as raised:
+        constrain.compile(mixed, cache=False)
+    assert raised.value.pointer == "/$defs/x/$schema"
+    with pytest.raises(constrain.UnsupportedKeyword, match="another draft"):
+        constrain.validate(1, mixed)
+    for root, inner, ident in ((d7, d7.rstrip("#"), True), (None, d7, True), (d12, d7, False)):
+        resource = {"$schema": inner, "type": "integer", **({"$id": "http://e/z"} if ident else {})}
+        schema = {**({"$schema": root} if root else {}), "definitions": {"x": resource},
+                  "$ref": "http://e/z" if ident else "#/definitions/x"}
+        grammar = constrain.compile(schema, cache=False)
+        assert grammar.accepts("7") and not grammar.accepts('"a"')
