@@ -148,6 +148,9 @@ EVALUATION_MUTATIONS = [
      'everything="additionalProperties" in rules or keyword in rules)', 'everything="additionalProperties" in rules)'),
     ("relative $ref left relative", "compiler/refs.py",
      'node["$ref"] = _join(base, node["$ref"])', "pass"),
+    ("a met allOf branch keeps its $ref's siblings in a draft 7 document", "compiler/lower.py",
+     "b = self.expanded(self.doc.without_ref_siblings(b), slot.pointer, ignored)",
+     "b = self.expanded(b, slot.pointer, ignored)"),
 ]
 
 

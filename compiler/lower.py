@@ -387,7 +387,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         ignored = self.doc.ignored_in(b)
-        b = self.expanded(b, slot.pointer, ignored)
+        b = self.expanded(self.doc.without_ref_siblings(b), slot.pointer, ignored)
         if is_trivial(a):
             return b
         def matches(pattern, name):
@@ -409,7 +409,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                     s = rest
                     continue
                 ignored = self.doc.ignored_in(target)
-                target = self.expanded(constraints(target), target_pointer, ignored)
+                target = self.expanded(constraints(self.doc.without_ref_siblings(target)), target_pointer, ignored)
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 

@@ -30,6 +30,7 @@ CLAUSES = [
     {"prefixItems": [{"type": "integer"}], "unevaluatedItems": False}, {"minContains": 0, "contains": {"type": "null"}},
     {"required": ["a"]}, {"minItems": 2}, {"maxProperties": 1}, {"type": ["array", "object"]},
     {"const": [1]}, {"exclusiveMinimum": 0}, {"minimum": 0, "exclusiveMinimum": True},
+    {"$ref": "#/definitions/number", "minimum": 5}, {"$ref": "#/definitions/number", "type": "integer"},
 ]
 
 
@@ -39,7 +40,7 @@ def clause(negated: bool, body: dict) -> dict:
 
 schemas = st.builds(
     lambda draft, enum, parts: {"$schema": draft, **({"enum": enum} if enum else {}),
-                                "allOf": [clause(n, c) for n, c in parts]},
+                                "allOf": [clause(n, c) for n, c in parts], "definitions": {"number": {"type": "number"}}},
     st.sampled_from(DRAFTS),
     st.none() | st.lists(st.sampled_from(VALUES), min_size=1, max_size=6, unique_by=json.dumps),
     st.lists(st.tuples(st.booleans(), st.sampled_from(CLAUSES)), min_size=1, max_size=3)).filter(

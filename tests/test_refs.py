@@ -259,6 +259,13 @@ def test_ref_siblings_are_ignored_exactly_where_the_draft_says(dialect, alone):
         schema["properties"]["at"]["not"] = {"const": 1}
         assert constrain.compile(schema, whitespace="flexible", cache=False).accepts(text)
         assert constrain.validate(value, schema) == []
+    # the same under an allOf, where the branches are met (and a reference's target, reached in turn)
+    branch = schema["properties"].pop("at")
+    schema["properties"]["at"] = {"allOf": [branch, {"$ref": "#/definitions/twice"}]}
+    schema["definitions"]["twice"] = {"$ref": "#/definitions/point", "minProperties": 2}
+    grammar = constrain.compile(schema, whitespace="flexible", cache=False)
+    assert grammar.accepts(text) == alone
+    assert (constrain.validate(value, schema) == []) == alone
 
 
 def test_recursive_ref_beside_other_keywords_is_met_once_and_called_again():
