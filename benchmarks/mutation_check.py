@@ -37,6 +37,8 @@ BOOLEAN_MUTATIONS = [
     ("a required name rules out every object", "compiler/merge.py",
      'any(rules_out(out, name) for name in out.get("required", ()))',
      'any(True for name in out.get("required", ()))'),
+    ("one contains met with its own counts keeps the smaller least", "compiler/merge.py",
+     'least = max(side.get("minContains", 1) for side in sides)', 'least = min(side.get("minContains", 1) for side in sides)'),
     ("validate reads a written contains with the document's unknown words", "compiler/validation.py",
      'if "contains" in schema and "contains" not in self.document.ignored_in(schema):',
      'if "contains" in schema and "contains" not in self.document.ignored:'),

@@ -173,6 +173,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "contains" and not json_equal(va, vb) and not any(
                 k in side for side in (a, b) for k in ("minContains", "maxContains")):
             out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
+        elif key in ("minContains", "maxContains"):
+            continue  # met below, with their contains
         elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
             # exactly one of each: the second as branches that exclude each other, met with any anyOf
             alone = exactly_one(vb)
@@ -192,6 +194,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         others = b.get("enum", [b.get("const")])
         out.pop("const", None)
         out["enum"] = [v for v in values if json_in(v, others)]
+    if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
+        _merge_counts(a, b, out)
     if "properties" in a or "properties" in b:
         out["properties"] = _merge_properties(a, b, matches, alike)
     if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
@@ -298,6 +302,23 @@ def _merge_arrays(a: dict, b: dict, out: dict) -> None:
     if prefix:
         out["prefixItems"] = prefix
     out["items"] = both(ia, ib)
+
+
+def _merge_counts(a: dict, b: dict, out: dict) -> None:
+    """``minContains``/``maxContains`` met with their ``contains``: a count beside no ``contains``
+    says nothing; the same ``contains`` on both sides is matched between the larger least and the
+    smaller most (a side that says no least needs 1). Different ones beside a count were refused."""
+    out.pop("minContains", None)
+    out.pop("maxContains", None)
+    sides = [side for side in (a, b) if "contains" in side]
+    if not sides:
+        return
+    least = max(side.get("minContains", 1) for side in sides)
+    mosts = [side["maxContains"] for side in sides if "maxContains" in side]
+    if least != 1:
+        out["minContains"] = least
+    if mosts:
+        out["maxContains"] = min(mosts)
 
 
 def _merge_multiple(x, y, pointer: str):

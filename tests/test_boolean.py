@@ -190,9 +190,13 @@ def test_keywords_of_another_draft_are_ignored(draft, keyword, value, text):
     {"allOf": [{"contains": {"type": "integer"}}, {"contains": {"minimum": 1}}], "maxItems": 2},
     {"allOf": [{"contains": {"type": "integer"}}, {"contains": {"type": "null"}}, {"contains": {"const": "a"}}]},
     {"type": "array", "allOf": [{"not": {"items": {"type": "integer"}}}, {"not": {"items": {"type": "string"}}}]},
+    {"allOf": [{"contains": {"type": "integer"}, "maxContains": 1}, {"not": {"contains": {"type": "integer"}, "minContains": 2}}]},
+    {"allOf": [{"contains": {"type": "integer"}}, {"minContains": 0}]},
+    {"allOf": [{"contains": {"type": "integer"}, "minContains": 2}, {"contains": {"type": "integer"}, "maxContains": 3}]},
 ])
 def test_contains_from_several_allof_branches_each_find_an_item(schema):
-    """Each contains of an allOf needs an item of its own or shares one (one item may meet several)."""
+    """Each contains of an allOf needs an item of its own or shares one (one item may meet several);
+    one contains met with its own counts keeps the larger least (1 where unsaid) and the smaller most."""
     assert agree(schema) == "compiled"
 
 

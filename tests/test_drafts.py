@@ -14,7 +14,7 @@ DRAFTS = ["http://json-schema.org/draft-04/schema#", "http://json-schema.org/dra
           "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema",
           "https://json-schema.org/draft/2020-12/schema"]
 VALUES = [None, True, 0, 7, -2.5, "", "a", "ab", [], [1], ["a"], [1, "a"], [1, 1], {}, {"a": 1}, {"b": "x"},
-          {"a": 1, "b": 2}, {"a": "x", "c": None}]
+          {"a": 1, "b": 2}, {"a": "x", "c": None}, {"a": [1]}, {"a": ["a", 1]}, {"a": {"a": 1}}, {"a": {"b": 2}}]
 # keywords of every draft, several of them unknown to the earlier ones
 CLAUSES = [
     {"contains": {"type": "string"}}, {"contains": {"type": "integer"}, "minContains": 2},
@@ -38,13 +38,18 @@ def clause(negated: bool, body: dict) -> dict:
     return {"not": body} if negated else body
 
 
+def _schema(draft, enum, parts, nested):
+    body = {**({"enum": enum} if enum else {}), "allOf": [clause(n, c) for n, c in parts]}
+    if nested:  # the same one level down, under a property
+        body = {"properties": {"a": body}}
+    return {"$schema": draft, **body, "definitions": {"number": {"type": "number"}}}
+
+
 schemas = st.builds(
-    lambda draft, enum, parts: {"$schema": draft, **({"enum": enum} if enum else {}),
-                                "allOf": [clause(n, c) for n, c in parts], "definitions": {"number": {"type": "number"}}},
-    st.sampled_from(DRAFTS),
+    _schema, st.sampled_from(DRAFTS),
     st.none() | st.lists(st.sampled_from(VALUES), min_size=1, max_size=6, unique_by=json.dumps),
-    st.lists(st.tuples(st.booleans(), st.sampled_from(CLAUSES)), min_size=1, max_size=3)).filter(
-    lambda s: all(_written_in(s["$schema"], c.get("not", c)) for c in s["allOf"]))
+    st.lists(st.tuples(st.booleans(), st.sampled_from(CLAUSES)), min_size=1, max_size=3), st.booleans()).filter(
+    lambda s: all(_written_in(s["$schema"], c.get("not", c)) for c in s.get("properties", {"a": s})["a"]["allOf"]))
 
 
 def _written_in(draft: str, body: dict) -> bool:
