@@ -31,6 +31,9 @@ CLAUSES = [
     {"required": ["a"]}, {"minItems": 2}, {"maxProperties": 1}, {"type": ["array", "object"]},
     {"const": [1]}, {"exclusiveMinimum": 0}, {"minimum": 0, "exclusiveMinimum": True},
     {"$ref": "#/definitions/number", "minimum": 5}, {"$ref": "#/definitions/number", "type": "integer"},
+    {"oneOf": [{"type": "integer"}, {"minimum": 5}]}, {"anyOf": [{"required": ["a"]}, {"maxItems": 1}]},
+    {"properties": {"a": {}}, "additionalProperties": False}, {"patternProperties": {"^b": {"type": "integer"}}},
+    {"minLength": 1, "pattern": "^a"}, {"multipleOf": 2}, {"type": "integer"}, {"uniqueItems": False},
 ]
 
 
