@@ -86,7 +86,7 @@ MUTATIONS = [
     ("low surrogate off by one", "compiler/strings.py",
      "_hex4_paths(0xDC00 + l1, 0xDC00 + l2)", "_hex4_paths(0xDC00 + l1, 0xDC01 + l2)"),
     ("raw control characters allowed", "compiler/strings.py",
-     "return list(_subtract_points(_intersect(ranges, 0x20, 0x7F)", "return list(_subtract_points(_intersect(ranges, 0x00, 0x7F)"),
+     "return list(subtract_points(_intersect(ranges, 0x20, 0x7F)", "return list(subtract_points(_intersect(ranges, 0x00, 0x7F)"),
     ("raw quote allowed", "compiler/strings.py", "0x7F), (QUOTE, BACKSLASH)))", "0x7F), (BACKSLASH,)))"),
     ("short escape \\n dropped", "compiler/strings.py", '0x0A: ord("n"), ', ""),
     ("short escape \\t dropped", "compiler/strings.py", ' 0x09: ord("t")}', "}"),

@@ -26,7 +26,7 @@ from automaton.counted import UNREACHABLE, Template
 
 from .chardfa import MAX_SCALAR, CharDFA
 from .regex import CountedPattern, counted_pattern
-from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts
+from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts, subtract_points
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
 # what bounds a string beside its pattern: a second count or a product (the markers are the values,
@@ -162,17 +162,8 @@ _RAW_POINTS = frozenset(c for lo, hi in RAW_ASCII for c in range(lo, hi + 1))
 
 @lru_cache(maxsize=4096)
 def _raw_gaps(points: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """The raw-only ASCII less the sorted ``points`` (a trie state's children), as ranges."""
-    out = []
-    for lo, hi in RAW_ASCII:
-        for c in points:
-            if lo <= c <= hi:
-                if c > lo:
-                    out.append((lo, c - 1))
-                lo = c + 1
-        if lo <= hi:
-            out.append((lo, hi))
-    return tuple(out)
+    """The raw-only ASCII less ``points`` (a trie state's children), as ranges."""
+    return tuple(subtract_points(RAW_ASCII, points))
 
 
 def _goes_on(dfa: CharDFA) -> bool:

@@ -123,7 +123,8 @@ def _intersect(ranges, lo: int, hi: int):
             yield x, y
 
 
-def _subtract_points(ranges, points):
+def subtract_points(ranges, points):
+    """Sorted disjoint ``ranges`` less the scalars ``points``."""
     for lo, hi in ranges:
         for p in sorted(q for q in points if lo <= q <= hi):
             if lo <= p - 1:
@@ -168,14 +169,14 @@ def spelled_parts(ranges: tuple[tuple[int, int], ...], literal: bool) -> tuple[t
 @lru_cache(maxsize=8192)
 def ascii_raw(ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
     """The part of ``ranges`` written as one raw ASCII byte (the common case, kept as plain edges)."""
-    return list(_subtract_points(_intersect(ranges, 0x20, 0x7F), (QUOTE, BACKSLASH)))
+    return list(subtract_points(_intersect(ranges, 0x20, 0x7F), (QUOTE, BACKSLASH)))
 
 
 def scalar_paths(ranges: tuple[tuple[int, int], ...], literal: bool, raw_ascii: bool = True) -> list[StepPath]:
     """Every way to write one scalar from ``ranges`` inside a JSON string, as step paths
     (without the one-byte raw ASCII forms when ``raw_ascii`` is False)."""
     ranges = list(_without_surrogates(ranges))
-    raw = _subtract_points(_intersect(ranges, 0x20 if raw_ascii else 0x80, 0x10FFFF), (QUOTE, BACKSLASH))
+    raw = subtract_points(_intersect(ranges, 0x20 if raw_ascii else 0x80, 0x10FFFF), (QUOTE, BACKSLASH))
     out: list[StepPath] = [[[r] for r in p] for lo, hi in raw for p in utf8_paths(lo, hi)]
     members = lambda cp: any(lo <= cp <= hi for lo, hi in ranges)  # noqa: E731
     for cp, letter in SHORT_ESCAPES.items():
