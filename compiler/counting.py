@@ -127,8 +127,8 @@ def _keys_template(dfa: CharDFA, literal: bool, stepped: None) -> Template:
     then the gaps between them into the sink. Names of plain ASCII leave every gap the same slots
     (the escaped-only ASCII and everything past ASCII), so no row's scalar sets are sorted into
     plans; a state is at most one scalar from acceptance (a gap reaches the sink)."""
-    width = sink = dfa.size - 1
-    width += 1
+    width = dfa.size
+    sink = width - 1
     slots: dict[tuple, int] = {}
     edges, calls = [], []
     for row in dfa.edges:

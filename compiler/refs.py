@@ -21,9 +21,10 @@ _MODERN = ("2019-09", "2020-12")
 _LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")  # where `$ref` overrides its siblings
 _NOT_IN_7 = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains",
                        "unevaluatedProperties", "unevaluatedItems"})
-_LATER_WORDS = {  # what a draft does not know (2019-09 on: `dependencies` became two keywords; 2020-12 added prefixItems)
-    "draft-03": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames", "const", "prefixItems"},
-    "draft-04": _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames", "const", "prefixItems"},
+_NOT_IN_4 = _NOT_IN_7 | {"if", "then", "else", "contains", "propertyNames", "const", "prefixItems"}
+_LATER_WORDS = {  # what a draft does not have (2019-09 split `dependencies` in two; 2020-12 added prefixItems)
+    "draft-03": _NOT_IN_4,
+    "draft-04": _NOT_IN_4,
     "draft-06": _NOT_IN_7 | {"if", "then", "else", "prefixItems"},
     "draft-07": _NOT_IN_7 | {"prefixItems"},
     "2019-09": frozenset({"dependencies", "prefixItems"}),

@@ -11,8 +11,7 @@ so a deeply nested schema costs neither stack nor quadratic time.
 
 from __future__ import annotations
 
-from .keywords import ANNOTATIONS, LOWERING_WORDS, VOCABULARY
-from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from .keywords import ANNOTATIONS, LOWERING_WORDS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS, VOCABULARY
 
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
 _CONTAINERS = (dict, list, tuple)
