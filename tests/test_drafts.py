@@ -34,6 +34,10 @@ CLAUSES = [
     {"oneOf": [{"type": "integer"}, {"minimum": 5}]}, {"anyOf": [{"required": ["a"]}, {"maxItems": 1}]},
     {"properties": {"a": {}}, "additionalProperties": False}, {"patternProperties": {"^b": {"type": "integer"}}},
     {"minLength": 1, "pattern": "^a"}, {"multipleOf": 2}, {"type": "integer"}, {"uniqueItems": False},
+    {"anyOf": [{"properties": {"a": {"type": "integer"}}}, {"required": ["b"]}], "unevaluatedProperties": False},
+    {"$ref": "#/definitions/chain"}, {"additionalProperties": {"type": "integer"}}, {"propertyNames": {"enum": ["a", "b"]}},
+    {"contains": {"const": 1}, "items": {"type": "integer"}}, {"not": {"enum": [[1], {"a": 1}]}},
+    {"allOf": [{"minItems": 1}, {"not": {"contains": {"type": "string"}}}]},
 ]
 
 
@@ -45,7 +49,8 @@ def _schema(draft, enum, parts, nested):
     body = {**({"enum": enum} if enum else {}), "allOf": [clause(n, c) for n, c in parts]}
     if nested:  # the same one level down, under a property
         body = {"properties": {"a": body}}
-    return {"$schema": draft, **body, "definitions": {"number": {"type": "number"}}}
+    definitions = {"number": {"type": "number"}, "chain": {"$ref": "#/definitions/number"}}
+    return {"$schema": draft, **body, "definitions": definitions}
 
 
 schemas = st.builds(
