@@ -39,6 +39,8 @@ BOOLEAN_MUTATIONS = [
      'any(True for name in out.get("required", ()))'),
     ("one contains met with its own counts keeps the smaller least", "compiler/merge.py",
      'least = max(side.get("minContains", 1) for side in sides)', 'least = min(side.get("minContains", 1) for side in sides)'),
+    ("counts beside contains from several branches dropped", "compiler/containers.py",
+     "if len(also) > 1 and (least != 1 or most is not None):", "if False:"),
     ("validate reads a written contains with the document's unknown words", "compiler/validation.py",
      'if "contains" in schema and "contains" not in self.document.ignored_in(schema):',
      'if "contains" in schema and "contains" not in self.document.ignored:'),

@@ -59,6 +59,9 @@ class ContainerLowering:
         if len(also) > MAX_CONTAINS:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
+        if len(also) > 1 and (least != 1 or most is not None):  # a set of those found has no counts
+            raise UnsupportedKeyword(child(slot.pointer, "minContains" if least != 1 else "maxContains"), "contains",
+                                     "minContains or maxContains beside a contains met from another allOf branch", slot.via)
         if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
             item, _ = self.callee(items, item_slot)
             if item is not None:

@@ -200,6 +200,58 @@ def test_contains_from_several_allof_branches_each_find_an_item(schema):
     assert agree(schema) == "compiled"
 
 
+_ARRAYS = [[], [1], ["a"], [1, "a"], [1, 1], [1, 1, 1], ["a", "a"], [None], [1, None, "a"], [[1]], {}, 1, {"a": [1]}]
+_MATCHED = [{"type": "integer"}, {"type": "string"}, {"const": 1}, {"minimum": 1}, {}, {"not": {"type": "integer"}}]
+_ARRAY_CLAUSES = st.one_of(
+    st.builds(lambda m, lo, hi: {"contains": m, **({"minContains": lo} if lo is not None else {}),
+                                 **({"maxContains": hi} if hi is not None else {})},
+              st.sampled_from(_MATCHED), st.none() | st.integers(0, 3), st.none() | st.integers(0, 3)),
+    st.sampled_from([{"items": {"type": "integer"}}, {"prefixItems": [{"type": "integer"}]}, {"minItems": 2}, {"maxItems": 2},
+                     {"oneOf": [{"contains": {"type": "integer"}}, {"contains": {"type": "string"}}]},
+                     {"if": {"contains": {"const": 1}}, "then": {"maxItems": 1}, "else": {"minItems": 1}},
+                     {"unevaluatedItems": False, "prefixItems": [{}]},
+                     {"properties": {"a": {"contains": {"type": "integer"}, "maxContains": 1}}},
+                     {"anyOf": [{"maxItems": 0}, {"contains": {"type": "string"}, "minContains": 2}]}]))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.booleans(), _ARRAY_CLAUSES), min_size=1, max_size=3))
+def test_generated_contains_meets_agree_with_jsonschema(parts):
+    """``contains`` with its counts met with others and with complements, in the grammar and in
+    ``validate``, as python-jsonschema reads them (or refused)."""
+    schema = {"allOf": [{"not": c} if negated else c for negated, c in parts]}
+    oracle = jsonschema.Draft202012Validator(schema)
+    try:
+        grammar = constrain.compile(schema, whitespace="compact", property_order="any", cache=False)
+    except constrain.Unsatisfiable:
+        assert not any(oracle.is_valid(v) for v in _ARRAYS)
+        return
+    except (constrain.UnsupportedKeyword, constrain.SchemaTooComplex):
+        event("refused")
+        return
+    for value in _ARRAYS:
+        expected = oracle.is_valid(value)
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == expected, value
+        assert (constrain.validate(value, schema) == []) == expected, value
+
+
+def test_counts_beside_contains_met_from_several_branches_are_refused():
+    """The items a ``contains`` matches are counted, or, with ``contains`` met from several allOf
+    branches, tracked as the set of those found, which holds no count: ``minContains`` or
+    ``maxContains`` there is refused, never dropped (dropping it accepted ``[1,"a"]`` for
+    ``not: {anyOf: [{contains: integer, maxContains: 1}, {oneOf: [contains integer, contains string]}]}``)."""
+    integer, string = {"type": "integer"}, {"type": "string"}
+    for schema in ({"not": {"anyOf": [{"contains": integer, "maxContains": 1},
+                                      {"oneOf": [{"contains": integer}, {"contains": string}]}]}},
+                   {"allOf": [{"contains": integer, "minContains": 2}, {"allOf": [{"contains": integer}, {"contains": string}]}]}):
+        with pytest.raises(constrain.UnsupportedKeyword, match="beside a contains met from another allOf branch"):
+            constrain.compile(schema, cache=False)
+        nested = {"type": "object", "properties": {"x": schema}}  # refused at compile, not when first reached
+        with pytest.raises(constrain.UnsupportedKeyword, match="beside a contains met from another allOf branch"):
+            constrain.compile(nested, cache=False)
+    assert agree({"allOf": [{"contains": integer}, {"contains": string}]}) == "compiled"
+
+
 def test_not_of_a_format_is_the_strings_it_rules_out():
     """``not format`` accepts the strings the format's automaton refuses, nothing else; a format
     bounded in length (hostname) or checked without an automaton (regex) is refused, as are numbers'."""
