@@ -4,11 +4,10 @@ grammar and in ``validate`` (a keyword a draft does not have is an unknown word 
 
 import json
 
-import jsonschema
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import constrain
+from oracle import agrees_on
 
 DRAFTS = ["http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
           "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema",
@@ -76,17 +75,4 @@ def _written_in(draft: str, body: dict) -> bool:
 @given(schemas)
 def test_generated_schemas_agree_with_their_drafts_validator(schema):
     """accepts(text) == the draft's validator == validate, for every value of a fixed pool."""
-    oracle = jsonschema.validators.validator_for(schema)(schema)
-    try:
-        grammar = constrain.compile(schema, whitespace="compact", property_order="any", cache=False)
-    except constrain.Unsatisfiable:
-        event("unsatisfiable")
-        assert not any(oracle.is_valid(v) for v in VALUES)
-        return
-    except constrain.UnsupportedKeyword:
-        event("unsupported")
-        return
-    for value in VALUES:
-        expected = oracle.is_valid(value)
-        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == expected, value
-        assert (constrain.validate(value, schema) == []) == expected, value
+    event(agrees_on(schema, VALUES))
