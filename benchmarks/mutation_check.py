@@ -159,17 +159,20 @@ EVALUATION_MUTATIONS = [
 
 
 CHECK_MUTATIONS = [
-    ("compile skips the keyword check", "compiler/grammar.py", "    check_document(document)\n", "    pass\n"),
-    ("enum's shape unchecked", "compiler/check.py",
-     'if "enum" in node and not isinstance(node["enum"], list):', "if False:"),
-    ("a $ref target is not checked", "compiler/check.py",
-     'children.append((target, (None, target_pointer) if target_pointer else None, via + (ref,)))', "pass"),
+    ("compile skips the keyword check", "compiler/grammar.py", "    build(document)\n", "    pass\n"),
+    ("enum's shape unchecked", "compiler/build.py",
+     'if not isinstance(rules["enum"], list):', "if False:"),
+    ("a $ref target is not checked", "compiler/build.py",
+     'node.ref = self.node(target, (None, target_pointer) if target_pointer else None, via + (ref,))',
+     'node.ref = ANY'),
+    ("a $ref loop is searched for from the first target alone", "compiler/build.py",
+     "for start in self._targets:", "for start in self._targets[:1]:"),
 ]
 
 
 VALUE_TESTS = ["tests/test_validate.py", "tests/test_prebuilt.py"]
 VALUE_MUTATIONS = [
-    ("numbers compared as Python does, not by their decimal text", "compiler/check.py",
+    ("numbers compared as Python does, not by their decimal text", "compiler/values.py",
      "if decimal_of(a) != decimal_of(b):", "if a != b:"),
     ("a table of other code read", "compiler/prebuilt.py",
      'return table if table.get("fingerprint") == fingerprint() else {}', 'return table'),

@@ -57,7 +57,7 @@ def count_of(rules: dict, name: str, slot: Slot) -> int | None:
     value = rules.get(name)
     if value is None:
         return 0 if name.startswith("min") else None
-    value = int(value)  # a non-negative integer, maybe written 2.0 (``check.check_node`` saw to it)
+    value = int(value)  # a non-negative integer, maybe written 2.0 (``build`` saw to it)
     if value > 100_000:
         raise SchemaTooComplex(child(slot.pointer, name), f"{name} of {value} is above the limit of 100000", slot.via)
     return value

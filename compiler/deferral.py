@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 
-from .check import is_number, numeric_bounds
+from .build import numeric_bounds
+from .values import has_type, is_number, json_type
 from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
@@ -28,7 +29,6 @@ from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from .merge import constraints, is_trivial, json_in, may_meet
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
-from .validation import has_type, json_type
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 # keywords whose lowering cannot fail (with the conditions ``_quiet_node`` checks), among those it

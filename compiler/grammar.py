@@ -12,7 +12,7 @@ from automaton.collector import collector_paused
 from automaton.dfa import DEAD, LazyDFA
 from automaton.program import Program
 
-from .check import check_document
+from .build import build
 from .errors import InvalidSchema
 from .load import load_schema
 from .lower import Lowering, Options
@@ -183,7 +183,7 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
                 _CACHE.move_to_end(key)
                 return hit
     document = SchemaDocument(root)
-    check_document(document)
+    build(document)
     with collector_paused():
         lowering = Lowering(document, options)
         program = lowering.compile()

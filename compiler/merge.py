@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from .check import json_equal
+from .values import json_equal
 from .errors import UnsupportedKeyword
 from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
 

@@ -19,7 +19,8 @@ from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .check import is_number, numeric_bounds
+from .build import numeric_bounds
+from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
 

@@ -19,11 +19,11 @@ instance can exhaust Python's recursion limit.
 from __future__ import annotations
 
 import json
-import math
 from fractions import Fraction
 
-from compiler.check import LISTS, check_document, decimal_of, json_equal, numeric_bounds
-from compiler.errors import InvalidSchema, SchemaError, UnsupportedKeyword
+from compiler.build import Reader
+from compiler.errors import SchemaError, UnsupportedKeyword
+from compiler.ir import ABSENT, ANY, NEVER, ArrayRules, Node, ObjectRules
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
@@ -31,7 +31,8 @@ from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
-from compiler.unevaluated import KEYWORDS as UNEVALUATED, MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
+from compiler.values import decimal_of, has_type, json_equal, json_type
+from compiler.unevaluated import MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 
@@ -50,30 +51,6 @@ def validate(instance, schema, *, dialect: str = "portable", resources=None) -> 
 
 
 # --- JSON values -----------------------------------------------------------------------------------
-
-def json_type(x) -> str | None:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "boolean"
-    if isinstance(x, int):
-        return "integer"
-    if isinstance(x, float):
-        return "number" if math.isfinite(x) else None
-    if isinstance(x, str):
-        return "string"
-    if isinstance(x, (list, tuple)):
-        return "array"
-    if isinstance(x, dict):
-        return "object"
-    return None
-
-
-def has_type(x, kind: str, actual: str) -> bool:
-    if kind == "number":
-        return actual in ("number", "integer")
-    return kind == actual  # 1.0 is not an integer: the grammar writes integers without a fraction
-
 
 def _show(pointer: str) -> str:
     return pointer or "/"
@@ -111,24 +88,7 @@ def _json_problems(instance) -> list[str]:
     return errors
 
 
-# --- patterns ------------------------------------------------------------------------------------
-
-def _pattern(pattern, pointer: str, via, dialect: str):
-    """The compiler's own automaton for `pattern` (ECMA-262 search): the same meaning, the same refusals."""
-    try:
-        return pattern_dfa(pattern, pointer, dialect=REGEX_DIALECT[dialect])
-    except SchemaError as exc:
-        exc.via = via
-        raise
-
-
 # --- formats -----------------------------------------------------------------------------------------
-
-def _admits_strings(node: dict) -> bool:
-    """Whether ``node``'s ``type`` lets a string through (its format then says something)."""
-    kinds = node.get("type")
-    return kinds is None or kinds == "string" or isinstance(kinds, list) and "string" in kinds
-
 
 _format_checker = None
 
@@ -153,12 +113,10 @@ def _checker(fmt: str, pointer: str, via):
 # --- the validator -----------------------------------------------------------------------------------
 
 ALL = object()  # every name of an object evaluated (``Validator._evaluated``)
-IN_PLACE = ("not", "if", "then", "else")  # beside LISTS: keywords whose subschema meets the same instance
-
 
 
 class Validator:
-    """A schema loaded and checked once, ready to validate many instances."""
+    """A schema loaded and read once (``build``), ready to validate many instances."""
 
     def __init__(self, schema, *, dialect: str = "portable", resources=None, document: SchemaDocument | None = None):
         if dialect not in REGEX_DIALECT:
@@ -166,89 +124,62 @@ class Validator:
         self.dialect = dialect
         if document is None:
             self.document = SchemaDocument(load_schema(schema, resources))
-            self.root = self.document.root
+            schema = self.document.root
         else:  # a schema the compiler wrote from ``document``'s: its `$ref`s mean what they mean there
-            self.document, self.root = document, schema
-        self._patterns: dict[int, object] = {}   # id(schema) -> compiled pattern
-        self._pattern_props: dict[int, list] = {}  # id(schema) -> [(compiled, subschema)]
-        self._unevaluated: dict[int, list] = {}  # id(schema) -> the schemas its unevaluated* keywords became
-        # id(schema) -> its unevaluatedProperties, where that became too many cases: each instance's
+            self.document = document
+        self._matchers: dict[str, object] = {}  # pattern -> its compiled automaton
+        self._unevaluated: dict[Node, list] = {}  # node -> the nodes its unevaluated* keywords became
+        # node -> its unevaluatedProperties, where that became too many cases: each instance's
         # evaluated names are gathered as it is validated instead (``_evaluated``)
-        self._by_instance: dict[int, object] = {}
-        self._evaluation = Evaluation(self.document)
-        self._check_schema()
+        self._by_instance: dict[Node, Node] = {}
+        self.schema = schema  # as loaded
+        reader = Reader(self.document)
+        self.root = reader.node(schema, None, ())
+        reader.run()
+        evaluation = Evaluation(self.document)
+        for node in reader.nodes:  # (the list grows as unevaluated* rewrites are read)
+            self._prepare(node, reader, evaluation)
+            reader.run()
 
-    # -- static check of the schema -----------------------------------------------------------------
-
-    def _check_schema(self) -> None:
-        """Walk every reachable subschema once (``check.check_document``): refuse what the compiler
-        refuses, resolve refs, and make what validating needs (patterns, unevaluated rewrites)."""
-        reached, self._refs = check_document(self.document, self.root, self._prepare)
-        self._check_cycles(reached)
-
-    def _prepare(self, holder: dict, node: dict, where, path, via) -> list:
-        """A checked schema object's patterns, format checker and unevaluated keywords' rewrite;
-        returns the rewrite's subschemas as children to check."""
-        if "pattern" in node:
-            self._patterns[id(node)] = _pattern(node["pattern"], child(where(), "pattern"), via, self.dialect)
-        if "format" in node and _admits_strings(node):  # the lowering reads a format only in a string
-            fmt = node["format"]
+    def _prepare(self, node: Node, reader: Reader, evaluation: Evaluation) -> None:
+        """Compile ``node``'s patterns, load its format's checker and read its unevaluated keywords'
+        rewrite: refuse here what the compiler refuses."""
+        where = lambda: pointer_of(node.path)  # noqa: E731
+        if node.string is not None and node.string.pattern is not None:
+            self._matcher(node.string.pattern, child(where(), "pattern"), node.via)
+        if node.format is not None and (node.types is None or "string" in node.types):
+            fmt = node.format  # the lowering reads a format only where a string is let through
             if fmt in KNOWN_FORMATS:
-                _checker(fmt, child(where(), "format"), via)
+                _checker(fmt, child(where(), "format"), node.via)
             elif fmt in CHECKED_BUT_OPEN:
-                raise UnsupportedKeyword(child(where(), "format"), "format", f"format {fmt!r} is not enforced", via)
-        if "patternProperties" in node:
-            self._pattern_props[id(node)] = [
-                (_pattern(pat, child(where(), "patternProperties", pat), via, self.dialect), value)
-                for pat, value in node["patternProperties"].items()]
-        if not any(key in node for key in UNEVALUATED):
-            return []
-        ignored = self.document.ignored_in(holder)
+                raise UnsupportedKeyword(child(where(), "format"), "format", f"format {fmt!r} is not enforced", node.via)
+        if node.object is not None:
+            for pattern, _ in node.object.pattern_properties:
+                self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
+        if not node.unevaluated:
+            return
+        rules = self.document.without_ref_siblings(node.source)
         try:
-            written = self._evaluation.rewrite(node, where(), ignored).get("allOf", [])[len(node.get("allOf", ())):]
+            written = evaluation.rewrite(rules, where(), self.document.ignored_in(node.source))
         except TooManyCases as exc:  # more than the compile's bound: judged instance by instance instead
-            if exc.keyword != "unevaluatedProperties" or "unevaluatedItems" in node:
+            if exc.keyword != "unevaluatedProperties" or "unevaluatedItems" in rules:
                 raise
-            self._by_instance[id(holder)] = node["unevaluatedProperties"]
-            return [(node["unevaluatedProperties"], (path, "/unevaluatedProperties"), via)]
-        self._unevaluated[id(holder)] = written
-        return [(value, (path, "/unevaluatedProperties"), via) for value in written]
+            self._by_instance[node] = node.unevaluated_properties
+            return
+        place = (node.path, "/unevaluatedProperties")
+        self._unevaluated[node] = [reader.node(value, place, node.via)
+                                   for value in written.get("allOf", [])[len(rules.get("allOf", ())):]]
 
-    def _check_cycles(self, reached: dict) -> None:
-        """A `$ref` loop that never descends into the instance (``{"$ref": "#"}``) cannot be lowered."""
-        def edges(node):  # the subschemas applied to the same instance (in place)
-            ignored = self.document.ignored_in(node)  # another draft's keywords
-            out = [b for key in LISTS for b in node.get(key, ()) if isinstance(b, dict)]
-            out += [node[key] for key in IN_PLACE if isinstance(node.get(key), dict) and key not in ignored]
-            for key in ("dependentSchemas", "dependencies"):
-                if isinstance(node.get(key), dict) and key not in ignored:
-                    out += [b for b in node[key].values() if isinstance(b, dict)]
-            target = self._refs.get(id(node))
-            if isinstance(target, dict):
-                out.append(target)
-            return iter(out)
-
-        state: dict[int, int] = {}  # 1: on the depth-first stack, 2: finished
-        for start, _, _ in reached.values():
-            if id(start) in state:
-                continue
-            state[id(start)] = 1
-            stack = [(start, edges(start))]
-            while stack:
-                node, pending = stack[-1]
-                following = next(pending, None)
-                if following is None:
-                    state[id(node)] = 2
-                    stack.pop()
-                elif state.get(id(following)) == 1:
-                    loop = [n for n, _ in stack[[id(n) for n, _ in stack].index(id(following)):]]
-                    holder = next(n for n in loop if id(n) in self._refs)
-                    _, path, via = reached[id(holder)]
-                    raise InvalidSchema(pointer_of(path), f"$ref {holder['$ref']!r} loops back without "
-                                                          "descending into the instance", via)
-                elif id(following) not in state:
-                    state[id(following)] = 1
-                    stack.append((following, edges(following)))
+    def _matcher(self, pattern: str, pointer: str, via):
+        """The compiler's own automaton for ``pattern`` (ECMA-262 search): the same meaning, the same refusals."""
+        found = self._matchers.get(pattern)
+        if found is None:
+            try:
+                found = self._matchers[pattern] = pattern_dfa(pattern, pointer, dialect=REGEX_DIALECT[self.dialect])
+            except SchemaError as exc:
+                exc.via = via
+                raise
+        return found
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -262,74 +193,66 @@ class Validator:
     def is_valid(self, instance) -> bool:
         return not self.errors(instance)
 
-
-    def _visit(self, instance, schema, path):
-        """Generator: yields ``(instance, schema, path)`` for each child check, returns the errors."""
-        if schema is True:
+    def _visit(self, instance, node: Node, path):
+        """Generator: yields ``(instance, node, path)`` for each child check, returns the errors."""
+        if node is ANY:
             return []
-        if schema is False:
+        if node is NEVER:
             return [f"{_show(pointer_of(path))}: not allowed"]
-        if self.document.ref_alone and "$ref" in schema:
-            return (yield (instance, self._refs[id(schema)], path))
         errors: list[str] = []
         actual = json_type(instance)
-        kinds = schema.get("type")
-        if kinds is not None:
-            listed = kinds if isinstance(kinds, list) else [kinds]
-            if not any(has_type(instance, k, actual) for k in listed):
-                return [f"{_show(pointer_of(path))}: expected {' or '.join(listed)}"]
-        if "enum" in schema and not any(json_equal(instance, v) for v in schema["enum"]):
-            errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(schema['enum'])}")
-        ignored = self.document.ignored_in(schema)  # another draft's keywords
-        if "const" in schema and "const" not in ignored and not json_equal(instance, schema["const"]):
-            errors.append(f"{_show(pointer_of(path))}: must be {_dump(schema['const'])}")
+        if node.types is not None and not any(has_type(instance, k, actual) for k in node.types):
+            return [f"{_show(pointer_of(path))}: expected {' or '.join(node.types)}"]
+        if node.enum is not None and not any(json_equal(instance, v) for v in node.enum):
+            errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(node.enum)}")
+        if node.const is not ABSENT and not json_equal(instance, node.const):
+            errors.append(f"{_show(pointer_of(path))}: must be {_dump(node.const)}")
         if actual == "string":
-            errors.extend(self._string(instance, schema, path))
+            errors.extend(self._string(instance, node, path))
         elif actual in ("integer", "number"):
-            errors.extend(self._number(instance, schema, path))
-        elif actual == "object":
-            errors.extend((yield from self._object(instance, schema, path)))
-        elif actual == "array":
-            errors.extend((yield from self._array(instance, schema, path)))
-        if "$ref" in schema:
-            errors.extend((yield (instance, self._refs[id(schema)], path)))
-        if id(schema) in self._by_instance and actual == "object":
-            seen = yield from self._evaluated(instance, schema, path, True)
+            errors.extend(self._number(instance, node, path))
+        elif actual == "object" and node.object is not None:
+            errors.extend((yield from self._object(instance, node.object, path)))
+        elif actual == "array" and node.array is not None:
+            errors.extend((yield from self._array(instance, node.array, path)))
+        if node.ref is not None:
+            errors.extend((yield (instance, node.ref, path)))
+        if node in self._by_instance and actual == "object":
+            seen = yield from self._evaluated(instance, node, path, True)
             for name, value in instance.items():
                 if seen is not ALL and name not in seen:
-                    errors.extend((yield (value, self._by_instance[id(schema)], (path, "/" + escape(name)))))
-        for branch in (*schema.get("allOf", ()), *self._unevaluated.get(id(schema), ())):
+                    errors.extend((yield (value, self._by_instance[node], (path, "/" + escape(name)))))
+        for branch in (*node.all_of, *self._unevaluated.get(node, ())):
             for e in (yield (instance, branch, path)):
                 if e not in errors:
                     errors.append(e)
-        if "anyOf" in schema:
+        if node.any_of is not None:
             results = []
-            for branch in schema["anyOf"]:
+            for branch in node.any_of:
                 result = yield (instance, branch, path)
                 if not result:
                     break
                 results.append(result)
             else:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
-        if "not" in schema and not (yield (instance, schema["not"], path)):
+        if node.not_ is not None and not (yield (instance, node.not_, path)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
-        if "if" in schema and "if" not in ignored:
-            branch = "then" if not (yield (instance, schema["if"], path)) else "else"
-            if branch in schema:
-                errors.extend((yield (instance, schema[branch], path)))
-        if actual == "object":
-            for key in ("dependentRequired", "dependentSchemas", "dependencies"):
-                for name, need in (schema.get(key, {}) if key not in ignored else {}).items():
-                    if name not in instance:
-                        continue
-                    if isinstance(need, list):
-                        errors.extend(f"{_show(pointer_of((path, '/' + escape(r))))}: required when {name!r} is present"
-                                      for r in need if r not in instance)
-                    else:
-                        errors.extend((yield (instance, need, path)))
-        if "oneOf" in schema:
+        if node.if_ is not None:
+            branch = node.then if not (yield (instance, node.if_, path)) else node.else_
+            if branch is not None:
+                errors.extend((yield (instance, branch, path)))
+        if actual == "object" and node.object is not None:
+            for name, need in node.object.dependent:
+                if name not in instance:
+                    continue
+                if isinstance(need, list):
+                    errors.extend(f"{_show(pointer_of((path, '/' + escape(r))))}: required when {name!r} is present"
+                                  for r in need if r not in instance)
+                else:
+                    errors.extend((yield (instance, need, path)))
+        if node.one_of is not None:
             results = []
-            for branch in schema["oneOf"]:
+            for branch in node.one_of:
                 results.append((yield (instance, branch, path)))
             passing = [i for i, r in enumerate(results) if not r]
             if not passing:
@@ -339,31 +262,33 @@ class Validator:
                               f"({', '.join(map(str, passing))})")
         return errors
 
-    def _evaluated(self, instance: dict, schema, path, holder: bool = False, depth: int = 0):
-        """Generator: the names of ``instance`` that ``schema`` (which it passes) and the in-place
+    def _evaluated(self, instance: dict, node: Node, path, holder: bool = False, depth: int = 0):
+        """Generator: the names of ``instance`` that ``node`` (which it passes) and the in-place
         subschemas it passes evaluate, or ``ALL`` (annotations, as the specification collects them);
         the ``holder``'s own unevaluatedProperties is what asks."""
-        if not isinstance(schema, dict):
+        if node is ANY or node is NEVER:
             return set()
         if depth > UNEVALUATED_DEPTH:
             raise UnsupportedKeyword(pointer_of(path), "unevaluatedProperties",
                                      f"in-place subschemas nested over {UNEVALUATED_DEPTH} deep")
-        if "additionalProperties" in schema or ("unevaluatedProperties" in schema and not holder):
+        obj = node.object
+        if (obj is not None and obj.additional is not None) or (node.unevaluated_properties is not None and not holder):
             return ALL
-        seen = {name for name in instance if name in schema.get("properties", {})}
-        seen |= {name for name in instance for compiled, _ in self._pattern_props.get(id(schema), ())
-                 if compiled.matches(name)}
-        parts = list(schema.get("allOf", ()))
-        if "$ref" in schema:
-            parts.append(self._refs[id(schema)])
-        for key in ("anyOf", "oneOf"):
-            for branch in schema.get(key, ()):
-                if not (yield (instance, branch, path)):
-                    parts.append(branch)
-        if "if" in schema:
-            passed = not (yield (instance, schema["if"], path))
-            parts += [schema["if"], schema.get("then", True)] if passed else [schema.get("else", True)]
-        parts += [sub for name, sub in schema.get("dependentSchemas", {}).items() if name in instance]
+        seen: set = set()
+        parts = list(node.all_of)
+        if obj is not None:
+            seen = {name for name in instance if name in obj.properties}
+            seen |= {name for name in instance for pattern, _ in obj.pattern_properties
+                     if self._matchers[pattern].matches(name)}
+            parts += [sub for name, sub in obj.dependent_schemas.items() if name in instance]
+        if node.ref is not None:
+            parts.append(node.ref)
+        for branch in (*(node.any_of or ()), *(node.one_of or ())):
+            if not (yield (instance, branch, path)):
+                parts.append(branch)
+        if node.if_ is not None:
+            passed = not (yield (instance, node.if_, path))
+            parts += [node.if_, node.then or ANY] if passed else [node.else_ or ANY]
         for part in parts:
             more = yield from self._evaluated(instance, part, path, depth=depth + 1)
             if more is ALL:
@@ -371,99 +296,96 @@ class Validator:
             seen |= more
         return seen
 
-    def _string(self, instance: str, schema: dict, path) -> list[str]:
+    def _string(self, instance: str, node: Node, path) -> list[str]:
         errors = []
-        if "minLength" in schema and len(instance) < schema["minLength"]:
-            errors.append(f"{_show(pointer_of(path))}: shorter than {_num(schema['minLength'])}")
-        if "maxLength" in schema and len(instance) > schema["maxLength"]:
-            errors.append(f"{_show(pointer_of(path))}: longer than {_num(schema['maxLength'])}")
-        if "pattern" in schema and not self._patterns[id(schema)].matches(instance):
-            errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(schema['pattern'])}")
-        fmt = schema.get("format")
-        if (fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt)) or (
-                self.dialect == "portable" and isinstance(fmt, str) and not portable_matches(fmt, instance)):
+        rules = node.string
+        if rules is not None:
+            if rules.min_length is not None and len(instance) < rules.min_length:
+                errors.append(f"{_show(pointer_of(path))}: shorter than {_num(rules.min_length)}")
+            if rules.max_length is not None and len(instance) > rules.max_length:
+                errors.append(f"{_show(pointer_of(path))}: longer than {_num(rules.max_length)}")
+            if rules.pattern is not None and not self._matchers[rules.pattern].matches(instance):
+                errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(rules.pattern)}")
+        fmt = node.format
+        if fmt is not None and ((fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt)) or (
+                self.dialect == "portable" and not portable_matches(fmt, instance))):
             errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
         return errors
 
-    def _number(self, instance, schema: dict, path) -> list[str]:
+    def _number(self, instance, node: Node, path) -> list[str]:
         errors = []
         value = decimal_of(instance)
         where = lambda: _show(pointer_of(path))  # noqa: E731
-        lo, hi, xlo, xhi = numeric_bounds(schema)
-        if lo is not None and value < decimal_of(lo):
-            errors.append(f"{where()}: below minimum {_num(lo)}")
-        if hi is not None and value > decimal_of(hi):
-            errors.append(f"{where()}: above maximum {_num(hi)}")
-        if xlo is not None and value <= decimal_of(xlo):
-            errors.append(f"{where()}: at or below exclusive minimum {_num(xlo)}")
-        if xhi is not None and value >= decimal_of(xhi):
-            errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
-        if "multipleOf" in schema:
-            quotient = Fraction(value) / Fraction(decimal_of(schema["multipleOf"]))
-            if quotient.denominator != 1:
-                errors.append(f"{where()}: not a multiple of {_num(schema['multipleOf'])}")
-            elif self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
-                errors.append(f"{where()}: too large a multiple of {_num(schema['multipleOf'])} for Ajv to check")
-        fmt = schema.get("format")
-        if self.dialect == "portable" and isinstance(fmt, str) and fmt in INTEGER_FORMATS:
+        rules = node.number
+        if rules is not None:
+            lo, hi, xlo, xhi = rules.minimum, rules.maximum, rules.exclusive_minimum, rules.exclusive_maximum
+            if lo is not None and value < decimal_of(lo):
+                errors.append(f"{where()}: below minimum {_num(lo)}")
+            if hi is not None and value > decimal_of(hi):
+                errors.append(f"{where()}: above maximum {_num(hi)}")
+            if xlo is not None and value <= decimal_of(xlo):
+                errors.append(f"{where()}: at or below exclusive minimum {_num(xlo)}")
+            if xhi is not None and value >= decimal_of(xhi):
+                errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
+            if rules.multiple_of is not None:
+                quotient = Fraction(value) / Fraction(decimal_of(rules.multiple_of))
+                if quotient.denominator != 1:
+                    errors.append(f"{where()}: not a multiple of {_num(rules.multiple_of)}")
+                elif self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
+                    errors.append(f"{where()}: too large a multiple of {_num(rules.multiple_of)} for Ajv to check")
+        fmt = node.format
+        if self.dialect == "portable" and fmt in INTEGER_FORMATS:
             bounds = INTEGER_FORMATS[fmt]
             if value != value.to_integral_value() or (bounds and not bounds[0] <= value <= bounds[1]):
                 errors.append(f"{where()}: not an {fmt}")
         return errors
 
-    def _object(self, instance: dict, schema: dict, path):
+    def _object(self, instance: dict, rules: ObjectRules, path):
         errors = []
-        for name in schema.get("required", ()):
+        for name in rules.required:
             if name not in instance:
                 errors.append(f"{_show(pointer_of((path, '/' + escape(name))))}: required")
-        if "minProperties" in schema and len(instance) < schema["minProperties"]:
-            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minProperties'])} properties")
-        if "maxProperties" in schema and len(instance) > schema["maxProperties"]:
-            errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxProperties'])} properties")
-        if "propertyNames" in schema and "propertyNames" not in self.document.ignored_in(schema):
+        if rules.min_properties is not None and len(instance) < rules.min_properties:
+            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(rules.min_properties)} properties")
+        if rules.max_properties is not None and len(instance) > rules.max_properties:
+            errors.append(f"{_show(pointer_of(path))}: more than {_num(rules.max_properties)} properties")
+        if rules.property_names is not None:
             for name in instance:
-                if (yield (name, schema["propertyNames"], path)):
+                if (yield (name, rules.property_names, path)):
                     errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
-        properties = schema.get("properties", {})
-        patterns = self._pattern_props.get(id(schema), ())
-        additional = schema.get("additionalProperties", True)
-        if not properties and not patterns and additional is True:
+        properties, patterns = rules.properties, rules.pattern_properties
+        additional = rules.additional
+        if not properties and not patterns and additional in (None, ANY):
             return errors
         for name, value in instance.items():
             child = (path, "/" + escape(name))
             matched = name in properties
             if matched:
                 errors.extend((yield (value, properties[name], child)))
-            for compiled, sub in patterns:
-                if compiled.matches(name):
+            for pattern, sub in patterns:
+                if self._matchers[pattern].matches(name):
                     matched = True
                     errors.extend((yield (value, sub, child)))
-            if not matched and additional is not True:
+            if not matched and additional is not None and additional is not ANY:
                 errors.extend((yield (value, additional, child)))
         return errors
 
-    def _array(self, instance, schema: dict, path):
+    def _array(self, instance, rules: ArrayRules, path):
         errors = []
-        if "minItems" in schema and len(instance) < schema["minItems"]:
-            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(schema['minItems'])} items")
-        if "maxItems" in schema and len(instance) > schema["maxItems"]:
-            errors.append(f"{_show(pointer_of(path))}: more than {_num(schema['maxItems'])} items")
-        items = schema.get("items")
-        if isinstance(items, list):  # draft 4-2019 tuple form
-            prefix, rest = items, schema.get("additionalItems", True)
-        else:
-            prefix = () if "prefixItems" in self.document.ignored_in(schema) else schema.get("prefixItems", ())
-            rest = True if items is None else items
+        if rules.min_items is not None and len(instance) < rules.min_items:
+            errors.append(f"{_show(pointer_of(path))}: fewer than {_num(rules.min_items)} items")
+        if rules.max_items is not None and len(instance) > rules.max_items:
+            errors.append(f"{_show(pointer_of(path))}: more than {_num(rules.max_items)} items")
+        prefix, rest = rules.prefix, rules.rest or ANY
         for i, value in enumerate(instance):
             sub = prefix[i] if i < len(prefix) else rest
-            if sub is not True:
+            if sub is not ANY:
                 errors.extend((yield (value, sub, (path, f"/{i}"))))
-        if "contains" in schema and "contains" not in self.document.ignored_in(schema):
+        if rules.contains is not None:
             matches = 0
             for value in instance:
-                matches += not (yield (value, schema["contains"], path))
-            counted = "minContains" not in self.document.ignored_in(schema)
-            least, most = (schema.get("minContains", 1), schema.get("maxContains")) if counted else (1, None)
+                matches += not (yield (value, rules.contains, path))
+            least, most = rules.min_contains, rules.max_contains
             if matches < least:
                 errors.append(f"{_show(pointer_of(path))}: fewer than {_num(least)} items match 'contains'")
             if most is not None and matches > most:

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Callable, Iterable
 
+from compiler.build import build
+from compiler.ir import ABSENT, ANY, NEVER, Node
 from compiler.keywords import ANNOTATIONS
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument
@@ -127,66 +129,64 @@ def _loads(text: str):
 
 # --- describing the shape -----------------------------------------------------------------------------
 
-def _deref(doc: SchemaDocument, schema, pointer: str = "", hops: int = 8):
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and hops > 0:
-        pointer, schema = doc.resolve(schema["$ref"], pointer)
-        hops -= 1
-    return pointer, schema
+def _target(node: Node, hops: int = 8) -> Node:
+    """The schema a ``$ref`` chain leads to (a few hops: a describing, not a validating, walk)."""
+    while node.ref is not None and hops > 0:
+        node, hops = node.ref, hops - 1
+    return node
 
 
 _NOUNS = {"string": "a string", "integer": "an integer", "number": "a number",
           "boolean": "true or false", "null": "null", "object": "a JSON object"}
 
 
-def _kind(doc: SchemaDocument, schema, pointer: str = "", depth: int = 0) -> str:
-    """A few words for what a value of `schema` must be."""
-    pointer, schema = _deref(doc, schema, pointer)
-    if schema is True or schema == {}:
+def _kind(node: Node, depth: int = 0) -> str:
+    """A few words for what a value of the schema of `node` must be."""
+    node = _target(node)
+    if node is ANY:
         return "any JSON value"
-    if schema is False or not isinstance(schema, dict):
+    if node is NEVER:
         return "nothing (leave it out)"
-    if "const" in schema:
-        return "exactly " + json.dumps(schema["const"], ensure_ascii=False)
-    if isinstance(schema.get("enum"), list):
-        text = json.dumps(schema["enum"], ensure_ascii=False)
+    if node.const is not ABSENT:
+        return "exactly " + json.dumps(node.const, ensure_ascii=False)
+    if node.enum is not None:
+        text = json.dumps(node.enum, ensure_ascii=False)
         return "one of " + (text if len(text) <= 200 else text[:196] + " ...]")
-    for keyword in ("anyOf", "oneOf"):
-        if isinstance(schema.get(keyword), list) and depth < 3:
+    for branches in (node.any_of, node.one_of):
+        if branches is not None and depth < 3:
             kinds = []
-            for i, branch in enumerate(schema[keyword]):
-                k = _kind(doc, branch, f"{pointer}/{keyword}/{i}", depth + 1)
+            for branch in branches:
+                k = _kind(branch, depth + 1)
                 if k not in kinds:
                     kinds.append(k)
             return " or ".join(kinds)
-    types = schema.get("type")
+    types = node.types
     if types is None:
-        types = ("object" if "properties" in schema or "required" in schema else
-                 "array" if "items" in schema or "prefixItems" in schema else None)
+        types = ("object",) if node.object is not None else ("array",) if node.array is not None else None
     if types is None:
-        parts = [b for b in schema.get("allOf", ()) if isinstance(b, dict)]
-        return _kind(doc, parts[0], f"{pointer}/allOf/0", depth + 1) if parts and depth < 3 else "any JSON value"
+        return _kind(node.all_of[0], depth + 1) if node.all_of and depth < 3 else "any JSON value"
     nouns = []
-    for t in (types if isinstance(types, list) else [types]):
+    for t in types:
         if t == "array":
-            nouns.append(_array_kind(doc, schema, pointer, depth))
-        elif t == "object" and isinstance(schema.get("required"), list) and schema["required"]:
-            keys = ", ".join(json.dumps(k, ensure_ascii=False) for k in schema["required"][:8])
+            nouns.append(_array_kind(node, depth))
+        elif t == "object" and node.object is not None and node.object.required:
+            keys = ", ".join(json.dumps(k, ensure_ascii=False) for k in node.object.required[:8])
             nouns.append(f"a JSON object with keys {keys}")
-        elif t == "string" and isinstance(schema.get("format"), str):
-            nouns.append(f"a string ({schema['format']})")
+        elif t == "string" and node.format is not None:
+            nouns.append(f"a string ({node.format})")
         else:
             nouns.append(_NOUNS.get(t, str(t)))
     return " or ".join(nouns)
 
 
-def _array_kind(doc, schema, pointer, depth) -> str:
-    items = schema.get("items")
-    pointer, items = _deref(doc, items, pointer + "/items") if isinstance(items, dict) else (pointer, items)
-    if isinstance(items, dict) and items.get("type") == "string" and not any(
-            k in items for k in ("enum", "const")):
+def _array_kind(node: Node, depth: int) -> str:
+    items = _target(node.array.rest) if node.array is not None and node.array.rest is not None else None
+    if items is None or items is ANY or items is NEVER:
+        return "a JSON array, never a joined string"
+    if items.types == ("string",) and items.enum is None and items.const is ABSENT:
         return "a JSON array of strings, never a comma-joined string"
-    if isinstance(items, dict) and depth < 3:
-        return f"a JSON array (each item {_kind(doc, items, pointer, depth + 1)}), never a joined string"
+    if depth < 3:
+        return f"a JSON array (each item {_kind(items, depth + 1)}), never a joined string"
     return "a JSON array, never a joined string"
 
 
@@ -194,19 +194,19 @@ def describe_shape(schema) -> str:
     """A short statement of the required shape, for prompts to providers that do not enforce schemas.
 
     Names the required keys and their types (arrays stated as "a JSON array, never a comma-joined
-    string"), the optional keys, and whether other keys are allowed.
+    string"), the optional keys, and whether other keys are allowed. ``schema`` is read as
+    ``validate`` reads it (a schema it refuses raises the same error), or is a `Validator`'s root.
     """
-    doc = SchemaDocument(load_schema(schema))
-    pointer, root = _deref(doc, doc.root)
-    properties = root.get("properties") if isinstance(root, dict) else None
-    if not isinstance(properties, dict):
-        return f"Reply with only {_kind(doc, root, pointer)}: no prose, no Markdown code fence."
-    required = [r for r in root.get("required", ()) if isinstance(r, str)]
+    root = _target(schema if isinstance(schema, Node) else build(SchemaDocument(load_schema(schema))))
+    properties = root.object.properties if root.object is not None else {}
+    if not properties:
+        return f"Reply with only {_kind(root)}: no prose, no Markdown code fence."
+    required = root.object.required
+    additional = root.object.additional or ANY
     lines = ["Reply with only a JSON object: no prose, no Markdown code fence."]
 
     def entry(name):
-        sub = properties.get(name, root.get("additionalProperties", True))
-        return f'- "{name}": {_kind(doc, sub, pointer)}'
+        return f'- "{name}": {_kind(properties.get(name, additional))}'
 
     if required:
         lines.append("Required keys:")
@@ -215,7 +215,7 @@ def describe_shape(schema) -> str:
     if optional:
         lines.append("Optional keys:")
         lines.extend(entry(name) for name in optional)
-    if root.get("additionalProperties") is False:
+    if additional is NEVER:
         lines.append("No other keys.")
     return "\n".join(lines)
 
@@ -283,7 +283,7 @@ def generate_json(call_llm: Callable[[list], str], schema, messages: Iterable[di
             errors = [f"invalid JSON: {e}"]
         else:
             for fix in fixes:
-                value = fix(value, validator.root)
+                value = fix(value, validator.schema)
             errors = validator.errors(value)
             if not errors:
                 return value, attempt

@@ -260,7 +260,7 @@ def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_dis
     {"$defs": {"a": {"enum": {}}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
 ])
 def test_compile_and_validate_refuse_a_malformed_keyword_in_the_same_words(schema):
-    """Each keyword's value is checked once (``compiler/check.py``): ``compile`` and ``validate``
+    """Each keyword's value is checked once (``compiler/build.py``): ``compile`` and ``validate``
     raise the same InvalidSchema with the same pointer, never a TypeError."""
     with pytest.raises(constrain.InvalidSchema) as compiled:
         constrain.compile(schema, cache=False)
@@ -270,10 +270,27 @@ def test_compile_and_validate_refuse_a_malformed_keyword_in_the_same_words(schem
 
 
 def test_an_all_of_met_with_itself_is_bounded():
-    """An ``allOf`` whose branches reach it again doubles when met, level after level: a clear error
-    in bounded time and memory (found by the lazy-lowering property test: 24 GB before)."""
-    again = {"$ref": "#/$defs/shared", "$defs": {"x": {"pattern": "b"}}}
-    schema = {"$ref": "#/$defs/shared", "$defs": {"shared": {"allOf": [again, again]}}}
+    """An ``allOf`` whose branches are ``allOf``s doubles when met, level after level: a clear error
+    in bounded time and memory (found by the lazy-lowering property test: 24 GB before, when the
+    branches reached the ``allOf`` again; such a loop is now refused as one that never descends)."""
+    defs = {f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}] * 2} for i in range(10)}
+    schema = {"$ref": "#/$defs/d0", "$defs": {**defs, "d10": {"pattern": "b"}}}
     for lazy in (True, False):
         with pytest.raises(constrain.SchemaTooComplex, match="allOf of more than 256 branches"):
             constrain.compile(schema, cache=False, lazy=lazy)
+    again = {"$ref": "#/$defs/shared"}
+    looping = {"$ref": "#/$defs/shared", "$defs": {"shared": {"allOf": [again, again]}}}
+    with pytest.raises(constrain.InvalidSchema, match="loops back without descending"):
+        constrain.compile(looping, cache=False)
+
+
+def test_a_ref_loop_that_never_descends_is_refused_by_compile_and_validate_alike():
+    """``a = anyOf [a, null]`` applies ``a`` to its own instance without end (python-jsonschema
+    recurses until it fails): compile refuses it as validate does, wherever the loop sits."""
+    schema = {"type": "object",
+              "properties": {"a": {"$ref": "#/$defs/ok"}, "b": {"$ref": "#/$defs/loop"}},
+              "$defs": {"ok": {"type": "integer"}, "loop": {"anyOf": [{"$ref": "#/$defs/loop"}, {"type": "null"}]}}}
+    for refuse in (lambda: constrain.compile(schema, cache=False), lambda: constrain.validate({}, schema)):
+        with pytest.raises(constrain.InvalidSchema, match="loops back without descending") as caught:
+            refuse()
+        assert "/$defs/loop/anyOf/0" in str(caught.value)

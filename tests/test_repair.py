@@ -265,6 +265,18 @@ def test_describe_shape_follows_refs_and_describes_non_objects():
     assert "one of" in describe_shape({"enum": ["a", "b"]})
 
 
+def test_describe_shape_reads_the_schema_as_validate_does():
+    """The shape is read off the same typed reading as validate's: a draft-4 ``const`` is no keyword
+    there, a draft-7 ``$ref`` hides its siblings, and a schema validate refuses is refused here too."""
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "string", "const": 1}
+    assert describe_shape(draft4).startswith("Reply with only a string:")
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"n": {"type": "integer"}},
+              "type": "object", "properties": {"a": {"$ref": "#/definitions/n", "enum": ["x"]}}}
+    assert '"a": an integer' in describe_shape(draft7)
+    with pytest.raises(UnsupportedKeyword, match="uniqueItems"):
+        describe_shape({"type": "array", "uniqueItems": True})
+
+
 # --- the README section ---------------------------------------------------------------------------------
 
 def test_hosted_providers_doc_examples_run_as_printed():

@@ -1,0 +1,90 @@
+"""The schema as it applies, typed: what ``build`` makes of a document and what ``validate`` walks.
+
+A `Node` is one schema object read the way its draft reads it. Keywords the draft does not have
+are absent. A draft 3 to 7 ``$ref`` hides its siblings. Draft 4's boolean exclusive bounds sit on
+their bound. ``items`` is split into the prefix and the rest, and draft 7's ``dependencies`` into
+required names and schemas. Subschemas are nodes (a ``$ref`` holds its target's node), so a
+recursive schema is a cyclic graph, and a subschema reached twice is one node. ``true`` and
+``false`` are the nodes `ANY` and `NEVER`.
+
+Keywords that speak to one JSON type only are grouped in a facet (`StringRules`, `NumberRules`,
+`ObjectRules`, `ArrayRules`), None where the schema says nothing of that type. Every field has a
+class-level default and a node sets only what its schema says: most schemas say little, and a
+node is made for each one a compile reaches.
+"""
+
+from __future__ import annotations
+
+ABSENT = object()
+"""``Node.const`` where the schema has no ``const`` (None is the JSON value null)."""
+
+
+class StringRules:
+    min_length = None
+    max_length = None
+    pattern: str | None = None
+
+
+class NumberRules:
+    """Bounds as written (draft 4's flags already moved onto them), None where absent."""
+    minimum = None
+    maximum = None
+    exclusive_minimum = None
+    exclusive_maximum = None
+    multiple_of = None
+
+
+class ObjectRules:
+    required: list = []
+    min_properties = None
+    max_properties = None
+    property_names: Node | None = None
+    properties: dict = {}              # name -> Node
+    pattern_properties: list = []      # (pattern, Node)
+    additional: Node | None = None     # additionalProperties, None where absent
+    dependent: list = []               # (name, list of names | Node) where the name is present
+    dependent_schemas: dict = {}       # dependentSchemas alone (what unevaluatedProperties sees)
+
+
+class ArrayRules:
+    min_items = None
+    max_items = None
+    prefix: list = []                  # Nodes, the first items (prefixItems, or a list ``items``)
+    rest: Node | None = None           # the items after the prefix, None for any
+    contains: Node | None = None
+    min_contains = 1
+    max_contains = None
+
+
+class Node:
+    source: object = None              # the schema object as written (the holder of a ``$ref``)
+    path = None                        # linked path (``refs.pointer_of``) of where it was first reached
+    via: tuple = ()                    # the ``$ref``s that led there
+    types: tuple | None = None         # the listed type names, None where ``type`` is absent
+    enum: list | None = None
+    const = ABSENT
+    format: str | None = None
+    string: StringRules | None = None
+    number: NumberRules | None = None
+    object: ObjectRules | None = None
+    array: ArrayRules | None = None
+    ref: Node | None = None            # the ``$ref`` target
+    ref_text: str | None = None
+    all_of: list = []
+    any_of: list | None = None
+    one_of: list | None = None
+    not_: Node | None = None
+    if_: Node | None = None
+    then: Node | None = None
+    else_: Node | None = None
+    unevaluated: bool = False          # whether unevaluatedProperties or unevaluatedItems applies
+    unevaluated_properties: Node | None = None
+
+    def __repr__(self) -> str:
+        return f"<Node {self.source!r:.60}>"
+
+
+ANY = Node()
+ANY.source = True
+NEVER = Node()
+NEVER.source = False
