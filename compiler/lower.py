@@ -226,6 +226,16 @@ class Lowering(ScalarLowering, ContainerLowering):
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
         return rules.get("additionalProperties", not self.options.strict)
 
+    def as_read(self, schema):
+        """``schema`` with only the keywords its draft reads there (a draft 3 to 7 ``$ref`` without
+        its siblings, another draft's words left out): a copy the compiler writes of it keeps the
+        document's reading. ``schema`` itself where nothing is left out."""
+        if not isinstance(schema, dict):
+            return schema
+        ignored = self.doc.ignored_in(schema)
+        schema = self.doc.without_ref_siblings(schema)
+        return {k: v for k, v in schema.items() if k not in ignored} if not ignored.isdisjoint(schema) else schema
+
     def expanded(self, rules: dict, pointer: str, ignored: frozenset) -> dict:
         """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
         (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``), another draft's left out."""
@@ -342,7 +352,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         """``rules``' ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
         else each branch without the others it may meet."""
         rules = dict(rules)
-        branches = rules.pop("oneOf")
+        branches = [self.as_read(b) for b in rules.pop("oneOf")]  # (``exactly_one`` copies them)
         met = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
         resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
         exact = exact_branches(met, resolve)
@@ -413,7 +423,7 @@ class Lowering(ScalarLowering, ContainerLowering):
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids)
+        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids, read=self.as_read)
         self._keep[id(merged)] = merged
         return merged
 
