@@ -21,13 +21,10 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict, ignored=frozenset(), annotated: bool = False) -> dict:
-    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases, and
-    the ``ignored`` keywords (another draft's) left out. ``annotated``: a dependency's case also
-    requires its name, so that the case passes only where the keyword applied (what the case
-    evaluates counts only then: ``unevaluated.py``)."""
-    if ignored & rules.keys():
-        rules = {k: v for k, v in rules.items() if k not in ignored}
+def expand(rules: dict, annotated: bool = False) -> dict:
+    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases.
+    ``annotated``: a dependency's case also requires its name, so that the case passes only where
+    the keyword applied (what the case evaluates counts only then: ``unevaluated.py``)."""
     if not any(key in rules for key in CONDITIONAL):
         return rules
     rules = dict(rules)
@@ -51,14 +48,11 @@ def expand(rules: dict, ignored=frozenset(), annotated: bool = False) -> dict:
 class Complement:
     """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
 
-    ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot); ``applies(schema)``
-    is the schema as its draft reads it (before 2019-09 a ``$ref`` hides its siblings);
-    ``expanded(rules, pointer, ignored)`` its keywords as the lowering reads them (``Lowering.expanded``)."""
+    ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
+    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``)."""
 
-    def __init__(self, follow, applies, ignored_in, expanded):
+    def __init__(self, follow, expanded):
         self.follow = follow
-        self.applies = applies
-        self.ignored_in = ignored_in  # the keywords a schema's draft ignores (none in our own)
         self.expanded = expanded
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
@@ -68,7 +62,7 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
-        rules = constraints(self.expanded(self.applies(schema), slot.pointer, self.ignored_in(schema)))
+        rules = constraints(self.expanded(schema, slot.pointer))
         if not rules:
             return False
         branches = []

@@ -96,8 +96,7 @@ class Reader:
         if not isinstance(holder, dict):
             return
         doc = self.doc
-        rules = doc.without_ref_siblings(holder)
-        ignored = doc.ignored_in(holder)
+        rules = holder
         pointer = None
 
         def where() -> str:
@@ -125,7 +124,7 @@ class Reader:
             if not isinstance(rules["enum"], list):
                 raise invalid("enum", "enum must be an array")
             node.enum = rules["enum"]
-        if "const" in rules and "const" not in ignored:
+        if "const" in rules:
             node.const = rules["const"]
         required = rules.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
@@ -162,7 +161,7 @@ class Reader:
             node.array = ArrayRules()
             node.array.min_items, node.array.max_items = rules.get("minItems"), rules.get("maxItems")
         if not SUBSCHEMA_KEYS.isdisjoint(rules):
-            self._subschemas(node, rules, ignored, where, invalid)
+            self._subschemas(node, rules, where, invalid)
         if "$ref" in rules:
             ref = rules["$ref"]
             resolved = self._resolved.get(ref) if self._resolved is not None else None
@@ -175,7 +174,7 @@ class Reader:
             node.ref = self.node(target, (None, target_pointer) if target_pointer else None, via + (ref,))
             self._targets.append(node.ref)
 
-    def _subschemas(self, node: Node, rules: dict, ignored, where, invalid) -> None:
+    def _subschemas(self, node: Node, rules: dict, where, invalid) -> None:
         """Read the keywords that hold subschemas, each subschema's shape checked as it is met."""
         via = node.via
         path = node.path
@@ -199,16 +198,15 @@ class Reader:
         single = {key: sub((key,), rules[key]) for key in SINGLE if key in rules}
         if "additionalProperties" in single:
             obj.additional = single["additionalProperties"]
-        if "propertyNames" in single and "propertyNames" not in ignored:
+        if "propertyNames" in single:
             obj.property_names = single["propertyNames"]
         node.not_ = single.get("not")
-        if "if" in single and "if" not in ignored:
+        if "if" in single:
             node.if_, node.then, node.else_ = single["if"], single.get("then"), single.get("else")
-        if "contains" in single and "contains" not in ignored:
+        if "contains" in single:
             arr.contains = single["contains"]
-            if "minContains" not in ignored:
-                arr.min_contains, arr.max_contains = rules.get("minContains", 1), rules.get("maxContains")
-        unevaluated = [key for key in ("unevaluatedProperties", "unevaluatedItems") if key in single and key not in ignored]
+            arr.min_contains, arr.max_contains = rules.get("minContains", 1), rules.get("maxContains")
+        unevaluated = [key for key in ("unevaluatedProperties", "unevaluatedItems") if key in single]
         node.unevaluated = bool(unevaluated)
         if "unevaluatedProperties" in unevaluated:
             node.unevaluated_properties = single["unevaluatedProperties"]
@@ -222,10 +220,9 @@ class Reader:
                         need = sub((key, name), need)
                     else:
                         raise invalid(key, "dependentRequired values must be arrays of names")
-                    if key not in ignored:
-                        obj.dependent = obj.dependent + [(name, need)]
-                        if key == "dependentSchemas":
-                            obj.dependent_schemas = {**obj.dependent_schemas, name: need}
+                    obj.dependent = obj.dependent + [(name, need)]
+                    if key == "dependentSchemas":
+                        obj.dependent_schemas = {**obj.dependent_schemas, name: need}
         items = rules.get("items")
         if isinstance(items, list):  # draft 4-2019 tuple form: additionalItems is the rest
             arr.prefix = [sub(("items", i), value) for i, value in enumerate(items)]
@@ -238,7 +235,7 @@ class Reader:
                     raise invalid(key, f"{key} must be a non-empty array")
                 branches = [sub((key, i), value) for i, value in enumerate(rules[key])]
                 if key == "prefixItems":
-                    if key not in ignored and not isinstance(items, list):
+                    if not isinstance(items, list):
                         arr.prefix = branches
                 elif key == "allOf":
                     node.all_of = branches

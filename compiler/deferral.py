@@ -87,11 +87,9 @@ class Deferral:
         """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
         met, its ``anyOf`` beside other keywords or its ``not`` made branches (``Lowering.met``; left whole,
         and so not quiet, where that fails)."""
-        node = self.doc.without_ref_siblings(schema)
-        if not may_meet(node):
-            return node
-        met = self.met(node)  # False: nothing meets (quiet, no value)
-        return met if met is False else self.doc.without_ref_siblings(met)
+        if not may_meet(schema):
+            return schema
+        return self.met(schema)  # False: nothing meets (quiet, no value)
 
     def _target(self, node: dict):
         return self.doc.resolve(node["$ref"], "")[1]
@@ -159,7 +157,7 @@ class Deferral:
         shape = self.shape(schema)
         if shape is None:
             return self._id(schema)
-        return shape, not self.doc.ignored_in(schema).isdisjoint(schema)
+        return shape
 
     def _first_call(self, key) -> bool:
         """Whether no schema of the same content (``key``) was called before: a called fragment is
@@ -213,7 +211,7 @@ class Deferral:
         return kids + list(node.get("anyOf", ()))  # last: lowered in place, the others are called
 
     def _quiet_node(self, node: dict) -> bool:
-        keys = constraints(node).keys() - self.doc.ignored_in(node)
+        keys = constraints(node).keys()
         if "enum" in keys or "const" in keys:  # values filtered by their type and excluded values only
             return keys <= LITERAL_QUIET
         if not keys <= QUIET:

@@ -1,8 +1,8 @@
 """The schema as it applies, typed: what ``build`` makes of a document and what ``validate`` walks.
 
 A `Node` is one schema object read the way its draft reads it. Keywords the draft does not have
-are absent. A draft 3 to 7 ``$ref`` hides its siblings. Draft 4's boolean exclusive bounds sit on
-their bound. ``items`` is split into the prefix and the rest, and draft 7's ``dependencies`` into
+are absent, and a draft 3 to 7 ``$ref`` has no siblings (``SchemaDocument`` reads the document so
+at load). Draft 4's boolean exclusive bounds sit on their bound. ``items`` is split into the prefix and the rest, and draft 7's ``dependencies`` into
 required names and schemas. Subschemas are nodes (a ``$ref`` holds its target's node), so a
 recursive schema is a cyclic graph, and a subschema reached twice is one node. ``true`` and
 ``false`` are the nodes `ANY` and `NEVER`.

@@ -69,8 +69,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         # them, and a bound method would make a cycle only the collector frees, with every table
         # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
-        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), document.without_ref_siblings,
-                                     document.ignored_in, lambda *args: me.expanded(*args))
+        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), lambda *args: me.expanded(*args))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
                                  lambda schema: me.met(schema, ROOT, quiet=True),
@@ -166,9 +165,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         if key is None:
             self._keep[id(schema)] = schema
             return id(schema)
-        # a document's schema and one the compiler wrote alike differ when the draft ignores a keyword in them
-        ignoring = isinstance(schema, dict) and not self.doc.ignored_in(schema).isdisjoint(schema)
-        return ("shape", key, ignoring)
+        return ("shape", key)
 
     def shared(self, key, build) -> int:
         """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
@@ -201,7 +198,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         for _ in range(64):
             if not (isinstance(schema, dict) and "$ref" in schema and isinstance(schema["$ref"], str)):
                 return schema, slot
-            schema = self.doc.without_ref_siblings(schema)
             rules = constraints(schema)
             if len(rules) != 1:
                 return schema, slot
@@ -214,8 +210,6 @@ class Lowering(ScalarLowering, ContainerLowering):
         """A ``$ref``'s target and its slot (for the complement, which inlines references)."""
         ref = schema["$ref"]
         pointer, target = self.doc.resolve(ref, slot.pointer, slot.via)
-        if isinstance(target, dict):
-            target = self.doc.without_ref_siblings(target)
         return target, Slot(pointer, slot.via + (ref,))
 
     def key_pattern(self, pattern: str, slot: Slot):
@@ -226,20 +220,10 @@ class Lowering(ScalarLowering, ContainerLowering):
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
         return rules.get("additionalProperties", not self.options.strict)
 
-    def as_read(self, schema):
-        """``schema`` with only the keywords its draft reads there (a draft 3 to 7 ``$ref`` without
-        its siblings, another draft's words left out): a copy the compiler writes of it keeps the
-        document's reading. ``schema`` itself where nothing is left out."""
-        if not isinstance(schema, dict):
-            return schema
-        ignored = self.doc.ignored_in(schema)
-        schema = self.doc.without_ref_siblings(schema)
-        return {k: v for k, v in schema.items() if k not in ignored} if not ignored.isdisjoint(schema) else schema
-
-    def expanded(self, rules: dict, pointer: str, ignored: frozenset) -> dict:
+    def expanded(self, rules: dict, pointer: str) -> dict:
         """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
-        (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``), another draft's left out."""
-        return expand(self.evaluation.rewrite(rules, pointer, ignored), ignored)
+        (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``)."""
+        return expand(self.evaluation.rewrite(rules, pointer))
 
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
@@ -255,9 +239,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         if may_meet(schema):
             schema = self.met(schema, slot)  # as the deferral judged it, met once
-        ignored = self.doc.ignored_in(schema)
-        schema = self.doc.without_ref_siblings(schema)
-        rules = self.expanded(constraints(schema), slot.pointer, ignored)
+        rules = self.expanded(constraints(schema), slot.pointer)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
@@ -316,9 +298,8 @@ class Lowering(ScalarLowering, ContainerLowering):
             return schema
         found = self._met.get(id(schema))
         if found is None:
-            ignored = self.doc.ignored_in(schema)
             try:
-                rules = self.expanded(constraints(self.doc.without_ref_siblings(schema)), slot.pointer, ignored)
+                rules = self.expanded(constraints(schema), slot.pointer)
                 # a reference beside other keywords is met by ``value`` (maybe recursively)
                 merged = schema if "$ref" in rules else self.all_of(rules, slot) if "allOf" in rules else rules
                 if isinstance(merged, dict) and not merged.keys() & {"$ref", "allOf"}:
@@ -352,7 +333,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         """``rules``' ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
         else each branch without the others it may meet."""
         rules = dict(rules)
-        branches = [self.as_read(b) for b in rules.pop("oneOf")]  # (``exactly_one`` copies them)
+        branches = rules.pop("oneOf")
         met = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
         resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
         exact = exact_branches(met, resolve)
@@ -396,8 +377,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             return False
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
-        ignored = self.doc.ignored_in(b)
-        b = self.expanded(self.doc.without_ref_siblings(b), slot.pointer, ignored)
+        b = self.expanded(b, slot.pointer)
         if is_trivial(a):
             return b
         def matches(pattern, name):
@@ -418,12 +398,11 @@ class Lowering(ScalarLowering, ContainerLowering):
                 if target is True:
                     s = rest
                     continue
-                ignored = self.doc.ignored_in(target)
-                target = self.expanded(constraints(self.doc.without_ref_siblings(target)), target_pointer, ignored)
+                target = self.expanded(constraints(target), target_pointer)
                 s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids, read=self.as_read)
+        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids)
         self._keep[id(merged)] = merged
         return merged
 

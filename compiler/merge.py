@@ -116,12 +116,11 @@ def _types(schema) -> set[str] | None:
 
 
 def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool],
-          alike: bool = False, read: Callable = lambda schema: schema) -> dict | bool:
+          alike: bool = False) -> dict | bool:
     """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
     name)`` tells whether a patternProperties pattern matches a property name). ``alike``: two
     subschemas written alike are the same schema (a document with no identifier below its root,
-    as ``Shapes`` has it), so a name's schema met with its own negation allows no value. ``read(branch)``:
-    a ``oneOf`` branch as its draft reads it, before ``exactly_one`` copies it."""
+    as ``Shapes`` has it), so a name's schema met with its own negation allows no value."""
     a, b = resolve(a), resolve(b)
     if a is False or b is False:
         return False
@@ -178,7 +177,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             continue  # met below, with their contains
         elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
             # exactly one of each: the second as branches that exclude each other, met with any anyOf
-            alone = exactly_one([read(x) for x in vb])
+            alone = exactly_one(vb)
             out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer) if "anyOf" in out else alone
         elif key == "allOf":
             out[key] = list(va) + list(vb)

@@ -4,6 +4,11 @@ The document is indexed once, iteratively (a schema nested ten thousand levels d
 recursion limit), and pointers are only spelled out for the few nodes that carry an `$id` or an
 anchor: building a pointer string for every node would cost time and memory quadratic in the depth.
 
+The document is also read as its draft reads it, once (``SchemaDocument._as_read``): a draft 3 to 7
+``$ref`` loses its siblings and another draft's words are left out, so nothing downstream reads a
+draft's rules again, and a copy the compiler writes of a schema keeps its reading. Pointers still
+lead through the document as written.
+
 A reference that leaves the document (another file, a metaschema URL) is refused as unsupported:
 we never fetch anything. A reference that should be inside the document but is not there is an
 invalid schema.
@@ -107,7 +112,7 @@ class SchemaDocument:
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice
         self._base_cache: dict[str, str] = {}
-        self._nodes: set[int] = set()  # ids of the document's own schema objects (it keeps them alive)
+        self._unread = False  # whether a schema object holds words its draft does not read (``_index``)
         self._index()
         # whether a subschema below the root sets a base URI (then a `$ref` means different things
         # in different places)
@@ -116,12 +121,14 @@ class SchemaDocument:
             # the lowering moves subschemas about (merged, inlined): a `$ref` written relative to the
             # base URI where it stands is made absolute, so it means the same wherever it goes
             self.root = self._absolute_refs(root)
-            self._resources.clear(), self._anchors.clear(), self._ambiguous.clear(), self._nodes.clear()
+            self._resources.clear(), self._anchors.clear(), self._ambiguous.clear()
             self._index()
-
-    def without_ref_siblings(self, node: dict) -> dict:
-        """``node`` as it applies: in a draft 3 to 7 document a ``$ref`` is the whole schema."""
-        return {"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node
+        # the document as written, where pointers lead (``$defs`` beside a draft 7 ``$ref`` are
+        # reached by pointer), and each of its schema objects' copy as the draft reads it
+        self._written = self.root
+        self._read: dict[int, dict] = {}
+        if self._unread:
+            self.root = self._as_read()
 
     # -- indexing --------------------------------------------------------------------------
 
@@ -134,10 +141,39 @@ class SchemaDocument:
             return node["id"], "id"
         return None, None
 
-    def ignored_in(self, node) -> frozenset:
-        """The keywords ``node`` does not have: the draft's unknown words in a schema of the document;
-        none in a schema the compiler wrote (a complement's ``contains`` is meant in any draft)."""
-        return self.ignored if id(node) in self._nodes else frozenset()
+    def _as_read(self) -> dict:
+        """A copy of every schema object of the document as its draft reads it: a draft 3 to 7
+        ``$ref`` without its siblings, another draft's words left out. Read once here, so nothing
+        after (the build, the lowering, a copy the compiler writes of a branch) reads a draft's
+        rules again. Returns the root's copy; ``_read`` maps each object's id to its copy."""
+        read, written = self._read, []
+        stack = [self._written]
+        while stack:  # every schema object, those under words left out too (a pointer may lead there)
+            node = stack.pop()
+            if not isinstance(node, dict) or id(node) in read:
+                continue
+            read[id(node)] = {}
+            written.append(node)
+            for key, value in node.items():
+                if key in ONE_SCHEMA and isinstance(value, dict):
+                    stack.append(value)
+                elif key in SCHEMA_LISTS and isinstance(value, list):
+                    stack.extend(value)
+                elif key in SCHEMA_MAPS and isinstance(value, dict):
+                    stack.extend(value.values())
+        for node in written:
+            copy = read[id(node)]
+            for key, value in ({"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node).items():
+                if key in self.ignored:
+                    continue
+                if key in ONE_SCHEMA and isinstance(value, dict):
+                    value = read[id(value)]
+                elif key in SCHEMA_LISTS and isinstance(value, list):
+                    value = [read[id(v)] if isinstance(v, dict) else v for v in value]
+                elif key in SCHEMA_MAPS and isinstance(value, dict):
+                    value = {k: read[id(v)] if isinstance(v, dict) else v for k, v in value.items()}
+                copy[key] = value
+        return read[id(self._written)]
 
     def _index(self) -> None:
         self._resources[""] = ""
@@ -146,7 +182,8 @@ class SchemaDocument:
             node, base, path = stack.pop()
             if not isinstance(node, dict):
                 continue
-            self._nodes.add(id(node))
+            if not self.ignored.isdisjoint(node) or (self.ref_alone and "$ref" in node and len(node) > 1):
+                self._unread = True
             if not _NAMING.isdisjoint(node):
                 base = self._named(node, base, path)
             for key, value in node.items():  # every subschema directly under it
@@ -224,7 +261,7 @@ class SchemaDocument:
         cached = self._base_cache.get(pointer)
         if cached is not None:
             return cached
-        node, base, kind = self.root, self._id_base("", self.root), "schema"
+        node, base, kind = self._written, self._id_base("", self._written), "schema"
         for seg in split_pointer(pointer):
             if isinstance(node, dict) and seg in node:
                 node = node[seg]
@@ -283,14 +320,14 @@ class SchemaDocument:
         if not isinstance(node, (dict, bool)):
             raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
                                          f"{type(node).__name__}, not a schema)", via)
-        return target_pointer, node
+        return target_pointer, self._read.get(id(node), node)
 
     def _node_at(self, pointer: str):
         return self._follow("", pointer)[1]
 
     def _follow(self, start: str, fragment: str):
         """Walk JSON pointer `fragment` from the node at pointer `start`; None when it leads nowhere."""
-        node = self.root
+        node = self._written
         try:
             segments = split_pointer(start) + split_pointer(fragment)
         except ValueError:

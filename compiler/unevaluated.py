@@ -61,23 +61,23 @@ def _union(a: tuple, b: tuple, by_id: bool = False) -> tuple:
 
 
 class Evaluation:
-    """``rewrite(rules, where, ignored)``: the keywords ``rules`` (of the schema at pointer ``where``
+    """``rewrite(rules, where)``: the keywords ``rules`` (of the schema at pointer ``where``
     in ``document``, before ``expand``) with the unevaluated keywords replaced by ``allOf`` parts."""
 
     def __init__(self, document):
         self.doc = document
 
     def expand(self, schema) -> dict:
-        return expand(constraints(self.doc.without_ref_siblings(schema)), self.doc.ignored_in(schema), annotated=True)
+        return expand(constraints(schema), annotated=True)
 
-    def rewrite(self, rules: dict, where: str, ignored=frozenset()) -> dict:
-        if not any(k in rules and k not in ignored for k in KEYWORDS):
+    def rewrite(self, rules: dict, where: str) -> dict:
+        if not any(k in rules for k in KEYWORDS):
             return rules
         rest = {k: v for k, v in rules.items() if k not in KEYWORDS}
         parts = list(rest.get("allOf", ()))
-        expanded = expand(rest, ignored, annotated=True)
+        expanded = expand(rest, annotated=True)
         for keyword in KEYWORDS:
-            if keyword not in rules or keyword in ignored or is_trivial(rules[keyword]):
+            if keyword not in rules or is_trivial(rules[keyword]):
                 continue
             self._at = child(where, keyword)
             limit = self.limit_properties if keyword == "unevaluatedProperties" else self.limit_items

@@ -158,9 +158,9 @@ class Validator:
                 self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
         if not node.unevaluated:
             return
-        rules = self.document.without_ref_siblings(node.source)
+        rules = node.source
         try:
-            written = evaluation.rewrite(rules, where(), self.document.ignored_in(node.source))
+            written = evaluation.rewrite(rules, where())
         except TooManyCases as exc:  # more than the compile's bound: judged instance by instance instead
             if exc.keyword != "unevaluatedProperties" or "unevaluatedItems" in rules:
                 raise

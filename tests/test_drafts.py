@@ -137,3 +137,18 @@ def test_nested_applicators_agree_with_their_drafts_validator(schema):
     """The same agreement with clauses nested under applicators a few levels deep (a copy the
     compiler writes of a nested branch must keep its draft's reading)."""
     event(agrees_on(schema, VALUES))
+
+
+def test_a_word_its_draft_does_not_have_is_unread_yet_a_pointer_still_leads_into_it():
+    """The document is read as its draft reads it once, at load: a draft-4 ``contains`` is an
+    unknown word (its value is not checked, ``uniqueItems`` in it refused nothing), yet a ``$ref``
+    may still point into it, as into the ``definitions`` beside a draft-7 ``$ref``."""
+    draft4, draft7 = DRAFTS[0], DRAFTS[2]
+    unread = {"$schema": draft4, "type": "array", "contains": {"uniqueItems": True}, "if": 5}
+    assert agrees_on(unread, [[], [1, 1], "a"]) == "compiled"
+    into = {"$schema": draft4, "contains": {"type": "string"}, "properties": {"a": {"$ref": "#/contains"}}}
+    assert agrees_on(into, [{"a": "x"}, {"a": 1}, [1]]) == "compiled"
+    beside = {"$schema": draft7, "$ref": "#/definitions/a", "type": "string",
+              "definitions": {"a": {"type": "integer", "properties": {"b": {"$ref": "#/definitions/a/properties/c"}},
+                                    "$ref": "#/definitions/n", "maxProperties": 0}, "n": {"minimum": 3}}}
+    assert agrees_on(beside, [1, 3, "a", 3.5, {}]) == "compiled"
