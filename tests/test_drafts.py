@@ -56,7 +56,8 @@ def _schema(draft, enum, parts, nested):
     body = {**({"enum": enum} if enum else {}), "allOf": [clause(n, c) for n, c in parts]}
     if nested:  # the same one level down, under a property
         body = {"properties": {"a": body}}
-    definitions = {"number": {"type": "number"}, "chain": {"$ref": "#/definitions/number"}}
+    definitions = {"number": {"type": "number"}, "chain": {"$ref": "#/definitions/number"},
+                   "tree": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/definitions/tree"}}]}}
     return {"$schema": draft, **body, "definitions": definitions}
 
 
@@ -112,7 +113,12 @@ def _nested(inner):
             | st.builds(lambda bs: {"oneOf": bs}, listed) | st.builds(lambda b: {"not": b}, inner)
             | st.builds(lambda a, b, c: {"if": a, "then": b, "else": c}, inner, inner, inner)
             | st.builds(lambda b: {"properties": {"a": b}}, inner) | st.builds(lambda b: {"items": b}, inner)
-            | st.builds(lambda b: {"contains": b}, inner) | st.builds(lambda b: {"additionalProperties": b}, inner))
+            | st.builds(lambda b, n: {"contains": b, "minContains": n}, inner, st.integers(0, 2))
+            | st.builds(lambda b: {"additionalProperties": b}, inner) | st.builds(lambda b: {"propertyNames": b}, inner)
+            | st.builds(lambda b, c: {"properties": {"a": b}, "patternProperties": {"^b": c}}, inner, inner)
+            | st.builds(lambda b: {"dependentSchemas": {"a": b}}, inner)
+            | st.builds(lambda b, c: {"properties": {"a": b}, "unevaluatedProperties": c}, inner, inner)
+            | st.builds(lambda b, c: {"prefixItems": [b], "unevaluatedItems": c}, inner, inner))
 
 
 def _well_formed(schema: dict) -> bool:
@@ -126,7 +132,7 @@ def _well_formed(schema: dict) -> bool:
 # (draft 4 has no boolean schemas: ``{"not": {}}`` and ``{}`` stand for them)
 nested_schemas = st.builds(
     _schema, st.sampled_from(DRAFTS), st.none(),
-    st.lists(st.tuples(st.just(False), st.recursive(st.sampled_from(CLAUSES + [{"not": {}}, {}]), _nested,
+    st.lists(st.tuples(st.just(False), st.recursive(st.sampled_from(CLAUSES + [{"not": {}}, {}, {"$ref": "#/definitions/tree"}]), _nested,
                                                     max_leaves=6)), min_size=1, max_size=1),
     st.booleans()).filter(_well_formed)
 
