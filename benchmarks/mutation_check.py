@@ -155,6 +155,8 @@ EVALUATION_MUTATIONS = [
     ("another draft's words read", "compiler/refs.py", "if key in self.ignored:\n", "if False:\n"),
     ("a document with words its draft does not read read as written", "compiler/refs.py",
      "self._unread = True\n", "pass\n"),
+    ("a $ref target outside the schema keywords read as written", "compiler/refs.py",
+     "self._as_read(node)  # outside", "pass  # outside"),
 ]
 
 

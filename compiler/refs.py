@@ -113,6 +113,7 @@ class SchemaDocument:
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice
         self._base_cache: dict[str, str] = {}
         self._unread = False  # whether a schema object holds words its draft does not read (``_index``)
+        self._indexed: set[int] = set()  # ids of the schema objects ``_index`` walked (the schema keywords' tree)
         self._index()
         # whether a subschema below the root sets a base URI (then a `$ref` means different things
         # in different places)
@@ -121,14 +122,14 @@ class SchemaDocument:
             # the lowering moves subschemas about (merged, inlined): a `$ref` written relative to the
             # base URI where it stands is made absolute, so it means the same wherever it goes
             self.root = self._absolute_refs(root)
-            self._resources.clear(), self._anchors.clear(), self._ambiguous.clear()
+            self._resources.clear(), self._anchors.clear(), self._ambiguous.clear(), self._indexed.clear()
             self._index()
         # the document as written, where pointers lead (``$defs`` beside a draft 7 ``$ref`` are
         # reached by pointer), and each of its schema objects' copy as the draft reads it
         self._written = self.root
         self._read: dict[int, dict] = {}
         if self._unread:
-            self.root = self._as_read()
+            self.root = self._as_read(self._written)
 
     # -- indexing --------------------------------------------------------------------------
 
@@ -141,13 +142,15 @@ class SchemaDocument:
             return node["id"], "id"
         return None, None
 
-    def _as_read(self) -> dict:
-        """A copy of every schema object of the document as its draft reads it: a draft 3 to 7
-        ``$ref`` without its siblings, another draft's words left out. Read once here, so nothing
-        after (the build, the lowering, a copy the compiler writes of a branch) reads a draft's
-        rules again. Returns the root's copy; ``_read`` maps each object's id to its copy."""
+    def _as_read(self, top: dict) -> dict:
+        """A copy of every schema object from ``top`` down as the draft reads it: a draft 3 to 7
+        ``$ref`` without its siblings, another draft's words left out. Read once, so nothing after
+        (the build, the lowering, a copy the compiler writes of a branch) reads a draft's rules
+        again. Returns ``top``'s copy; ``_read`` maps each object's id to its copy. The document's
+        root is read at load (where it needs it); a ``$ref`` target outside the schema keywords'
+        tree (``x-defs``, ``components``) when it is resolved."""
         read, written = self._read, []
-        stack = [self._written]
+        stack = [top]
         while stack:  # every schema object, those under words left out too (a pointer may lead there)
             node = stack.pop()
             if not isinstance(node, dict) or id(node) in read:
@@ -173,7 +176,7 @@ class SchemaDocument:
                 elif key in SCHEMA_MAPS and isinstance(value, dict):
                     value = {k: read[id(v)] if isinstance(v, dict) else v for k, v in value.items()}
                 copy[key] = value
-        return read[id(self._written)]
+        return read[id(top)]
 
     def _index(self) -> None:
         self._resources[""] = ""
@@ -182,6 +185,7 @@ class SchemaDocument:
             node, base, path = stack.pop()
             if not isinstance(node, dict):
                 continue
+            self._indexed.add(id(node))
             if not self.ignored.isdisjoint(node) or (self.ref_alone and "$ref" in node and len(node) > 1):
                 self._unread = True
             if not _NAMING.isdisjoint(node):
@@ -320,6 +324,8 @@ class SchemaDocument:
         if not isinstance(node, (dict, bool)):
             raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
                                          f"{type(node).__name__}, not a schema)", via)
+        if isinstance(node, dict) and id(node) not in self._indexed and id(node) not in self._read:
+            self._as_read(node)  # outside the schema keywords' tree: read as the draft reads it, now
         return target_pointer, self._read.get(id(node), node)
 
     def _node_at(self, pointer: str):

@@ -132,7 +132,7 @@ class Validator:
         # node -> its unevaluatedProperties, where that became too many cases: each instance's
         # evaluated names are gathered as it is validated instead (``_evaluated``)
         self._by_instance: dict[Node, Node] = {}
-        self.schema = schema  # as loaded
+        self.schema = schema  # the root as read (its draft's words only)
         reader = Reader(self.document)
         self.root = reader.node(schema, None, ())
         reader.run()

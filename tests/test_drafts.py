@@ -158,3 +158,16 @@ def test_a_word_its_draft_does_not_have_is_unread_yet_a_pointer_still_leads_into
               "definitions": {"a": {"type": "integer", "properties": {"b": {"$ref": "#/definitions/a/properties/c"}},
                                     "$ref": "#/definitions/n", "maxProperties": 0}, "n": {"minimum": 3}}}
     assert agrees_on(beside, [1, 3, "a", 3.5, {}]) == "compiled"
+
+
+def test_a_ref_outside_the_schema_keywords_is_read_as_its_draft_reads_it():
+    """A ``$ref`` may lead where no schema keyword does (OpenAPI's ``components``, ``x-defs``): what
+    it finds there is read as the draft reads it too, a draft 7 ``$ref``'s siblings and a word draft
+    7 lacks left out (a review found the first kept, once the document was read at load)."""
+    draft7 = DRAFTS[2]
+    siblings = {"$schema": draft7, "properties": {"p": {"$ref": "#/components/schemas/A"}},
+                "components": {"schemas": {"A": {"$ref": "#/components/schemas/B", "required": ["z"]},
+                                           "B": {"type": "object"}}}}
+    assert agrees_on(siblings, [{"p": {}}, {"p": 1}, {}]) == "compiled"
+    unknown = {"$schema": draft7, "$ref": "#/x/a", "x": {"a": {"type": "object", "dependentRequired": {"a": ["b"]}}}}
+    assert agrees_on(unknown, [{"a": 1}, {"a": 1, "b": 2}, 1]) == "compiled"
