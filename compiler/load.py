@@ -7,7 +7,7 @@ import json
 from urllib.parse import urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
-from compiler.refs import child
+from compiler.refs import child, id_word_and_ref_rule
 
 
 def _kind(value) -> str:
@@ -73,6 +73,7 @@ def bundle(root, resources) -> object:
         return root  # nothing in it can refer to them
     defs = dict(root.get("$defs", {})) if isinstance(root.get("$defs", {}), dict) else {}
     draft = root.get("$schema")
+    id_word, ref_alone = id_word_and_ref_rule(draft)
     for uri, schema in resources.items():
         if not isinstance(uri, str) or not urlsplit(uri).scheme or urlsplit(uri).fragment:
             raise ValueError(f"a resource's URI must be absolute and without a fragment, not {uri!r}")
@@ -89,10 +90,16 @@ def bundle(root, resources) -> object:
         if isinstance(own, str) and isinstance(draft, str) and own.rstrip("#") != draft.rstrip("#"):
             raise UnsupportedKeyword(child("", "$defs", uri), "$schema",
                                      f"resource {uri!r} is of another draft ({own}) than the schema ({draft})")
-        ident = schema.get("$id")
+        # a draft 3 to 7 `$ref` hides its siblings, a URI beside it too: the reference moves into an
+        # allOf, the definitions a pointer leads to stay where they were
+        hidden = ref_alone and "$ref" in schema
+        ident = None if hidden else schema.get(id_word)
         if isinstance(ident, str) and urljoin(uri, ident).rstrip("#") != uri:
-            # its own $id stays its base; the URI it was given under refers to it
-            defs[uri] = {"$id": uri, "$ref": urljoin(uri, ident), "$defs": {"resource": schema}}
+            # its own URI stays its base; the URI it was given under refers to it
+            defs[uri] = {id_word: uri, "allOf": [{"$ref": urljoin(uri, ident)}], "$defs": {"resource": schema}}
+        elif hidden:
+            defs[uri] = {id_word: uri, "allOf": [{"$ref": schema["$ref"]}],
+                         **{k: schema[k] for k in ("definitions", "$defs") if k in schema}}
         else:
-            defs[uri] = {**schema, "$id": uri}
+            defs[uri] = {**schema, id_word: uri}
     return {**root, "$defs": defs}

@@ -88,6 +88,17 @@ def pointer_of(path) -> str:
     return "".join(reversed(parts))
 
 
+def _draft_named(schema_uri) -> str | None:
+    return next((d for d in (*_LEGACY, *_MODERN) if isinstance(schema_uri, str) and d in schema_uri), None)
+
+
+def id_word_and_ref_rule(schema_uri) -> tuple[str, bool]:
+    """The word a draft names a resource with (drafts 3 and 4 spell `$id` as `id`) and whether a
+    `$ref` hides its siblings there (drafts 3 to 7): what a bundle writes (``load.bundle``)."""
+    named = _draft_named(schema_uri)
+    return ("id" if named in ("draft-03", "draft-04") else "$id"), named in _LEGACY
+
+
 class SchemaDocument:
     """One loaded schema document: indexes `$id` / `$anchor` / `id` (draft 4-7) for in-document resolution."""
 
@@ -96,16 +107,17 @@ class SchemaDocument:
             raise InvalidSchema("", f"a schema must be an object or a boolean, not {type(root).__name__}")
         self.root = root
         schema_uri = root.get("$schema", "") if isinstance(root, dict) else ""
-        # Draft 4 spells `$id` as `id`; from 2019-09 on, `id` is an ordinary (unknown) keyword.
-        self._legacy_id = not (isinstance(schema_uri, str) and any(v in schema_uri for v in _MODERN))
+        # Drafts 3 and 4 spell `$id` as `id`, and the other word is an unknown one there as `id` is
+        # from draft 6 on (so their validators read it); a document naming no draft reads both.
+        named = _draft_named(schema_uri)
+        self._id_words = ("id",) if named in ("draft-03", "draft-04") else ("$id",) if named else ("$id", "id")
         # Drafts 3 to 7 ignore every keyword beside a `$ref` (so do their validators, which labelled
         # MaskBench); a document that does not name one of them gets 2020-12's rule: both apply.
-        self.ref_alone = isinstance(schema_uri, str) and any(v in schema_uri for v in _LEGACY)
+        self.ref_alone = named in _LEGACY
         # keywords another draft has and this one does not: unknown words here, so ignored. A
         # document naming no draft keeps every keyword: ignoring draft 7's `dependencies` there would
         # widen the language its author meant.
-        named = next((d for d in _LATER_WORDS if isinstance(schema_uri, str) and d in schema_uri), None)
-        self.ignored = _LATER_WORDS[named] if named else frozenset(() if self._legacy_id else {"dependencies"})
+        self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ()))
         # 2019-09's unevaluatedItems does not count the items `contains` matched; 2020-12's does
         self.contains_evaluates = not (isinstance(schema_uri, str) and "2019-09" in schema_uri)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
@@ -136,10 +148,9 @@ class SchemaDocument:
     def _own_id(self, node: dict):
         if self.ref_alone and "$ref" in node:  # drafts 3 to 7: a `$ref` hides its siblings, `$id` too
             return None, None
-        if "$id" in node:
-            return node["$id"], "$id"
-        if self._legacy_id and isinstance(node.get("id"), str):
-            return node["id"], "id"
+        for word in self._id_words:
+            if isinstance(node.get(word), str) or (word == "$id" and word in node):
+                return node[word], word
         return None, None
 
     def _as_read(self, top: dict) -> dict:

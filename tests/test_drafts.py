@@ -171,3 +171,13 @@ def test_a_ref_outside_the_schema_keywords_is_read_as_its_draft_reads_it():
     assert agrees_on(siblings, [{"p": {}}, {"p": 1}, {}]) == "compiled"
     unknown = {"$schema": draft7, "$ref": "#/x/a", "x": {"a": {"type": "object", "dependentRequired": {"a": ["b"]}}}}
     assert agrees_on(unknown, [{"a": 1}, {"a": 1, "b": 2}, 1]) == "compiled"
+
+
+def test_a_resource_is_named_by_its_drafts_word_only():
+    """Drafts 3 and 4 name a resource with ``id``, drafts 6 on with ``$id``; the other word is an
+    unknown one that sets no base URI (so ``#/definitions/n`` below it still means the root's)."""
+    for draft, other in ((DRAFTS[0], "$id"), (DRAFTS[2], "id"), (DRAFTS[4], "id")):
+        schema = {"$schema": draft, "definitions": {"n": {"type": "string"}},
+                  "properties": {"a": {other: "http://other.example/x.json", "definitions": {"n": {"type": "integer"}},
+                                       "allOf": [{"$ref": "#/definitions/n"}]}}}
+        assert agrees_on(schema, [{"a": 1}, {"a": "x"}, {}]) == "compiled"

@@ -384,3 +384,33 @@ def test_an_embedded_resource_of_another_draft_is_refused():
                   "$ref": "http://e/z" if ident else "#/definitions/x"}
         grammar = constrain.compile(schema, cache=False)
         assert grammar.accepts("7") and not grammar.accepts('"a"')
+
+
+@pytest.mark.parametrize("draft", ["http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-07/schema#",
+                                   "https://json-schema.org/draft/2020-12/schema"])
+def test_resources_are_read_as_their_draft_reads_them(draft):
+    """A resource whose root is a `$ref` (siblings hidden in drafts 3 to 7, its URI too) and one
+    naming itself with its draft's word (`id` in draft 4, `$id` after) answer to the URI they were
+    handed over under as python-jsonschema's registry has them (a review found the first refused)."""
+    referencing = pytest.importorskip("referencing")
+    import jsonschema
+    id_word = "id" if "draft-04" in draft else "$id"
+    hidden = {"$ref": "#/definitions/small", "maximum": 1, "definitions": {"small": {"type": "integer", "maximum": 3}}}
+    named = {id_word: "https://example.com/real.json", "type": "integer", "definitions": {"odd": {"not": {"multipleOf": 2}}}}
+    resources = {"https://example.com/hidden.json": hidden, "https://example.com/given.json": named}
+    schema = {"$schema": draft, "type": "array", ("prefixItems" if "2020" in draft else "items"): [
+        {"$ref": "https://example.com/hidden.json"}, {"$ref": "https://example.com/given.json"},
+        {"$ref": "https://example.com/real.json#/definitions/odd"}]}
+    spec = referencing.jsonschema.specification_with(draft)
+    registry = referencing.Registry().with_resources(
+        (uri, referencing.Resource.from_contents(resource, default_specification=spec)) for uri, resource in resources.items())
+    oracle = jsonschema.validators.validator_for(schema)(schema, registry=registry)
+    grammar = constrain.compile(schema, resources=resources, cache=False)
+    from compiler.validation import validate
+    seen = set()
+    for doc in ([0, 1, 3], [2, 1, 3], [4, 1, 3], [0, "a", 3], [0, 1, 2], ["a"], [3, 2, 5]):
+        expected = oracle.is_valid(doc)
+        seen.add(expected)
+        assert grammar.accepts(json.dumps(doc)) == expected, doc
+        assert (validate(doc, schema, resources=resources) == []) == expected, doc
+    assert seen == {True, False}
