@@ -180,6 +180,11 @@ def _kind(node: Node, depth: int = 0) -> str:
 
 
 def _array_kind(node: Node, depth: int) -> str:
+    if node.array is not None and node.array.prefix:  # a tuple: its first items, in order
+        if depth >= 3:
+            return "a JSON array, never a joined string"
+        firsts = "; ".join(f"item {i + 1} {_kind(p, depth + 1)}" for i, p in enumerate(node.array.prefix[:6]))
+        return f"a JSON array ({firsts}), never a joined string"
     items = _target(node.array.rest) if node.array is not None and node.array.rest is not None else None
     if items is None or items is ANY or items is NEVER:
         return "a JSON array, never a joined string"

@@ -263,6 +263,9 @@ def test_describe_shape_follows_refs_and_describes_non_objects():
     assert describe_shape({"type": "array", "items": {"type": "string"}}).startswith(
         "Reply with only a JSON array of strings, never a comma-joined string")
     assert "one of" in describe_shape({"enum": ["a", "b"]})
+    pair = {"type": "array", "items": [{"type": "number"}, {"type": "string"}], "additionalItems": {"type": "boolean"}}
+    assert describe_shape({"$schema": "http://json-schema.org/draft-07/schema#", **pair}).startswith(
+        "Reply with only a JSON array (item 1 a number; item 2 a string), never a joined string")
 
 
 def test_describe_shape_reads_the_schema_as_validate_does():
