@@ -44,6 +44,8 @@ BOOLEAN_MUTATIONS = [
      "if len(also) > 1 and (least != 1 or most is not None):", "if False:"),
     ("not oneOf without 'two at once'", "compiler/boolean.py",
      "return [none] + [{\"allOf\": [a, b]}", "return [none] + [] and [{\"allOf\": [a, b]}"),
+    ("not of a keyword its types never meet complements the keyword too", "compiler/boolean.py",
+     "continue  # it holds of every value", "pass  # it holds of every value"),
     ("not minimum keeps the bound", "compiler/boolean.py",
      'opposite = {"minimum": "exclusiveMaximum",', 'opposite = {"minimum": "maximum",'),
     ("not required forbids nothing", "compiler/boolean.py",

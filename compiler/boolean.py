@@ -15,6 +15,7 @@ from .context import Slot
 from .errors import InvalidSchema, UnsupportedKeyword
 from .merge import constraints, is_trivial
 from .one_of import KINDS
+from .build import ARRAY_WORDS, NUMBER_WORDS, OBJECT_WORDS, STRING_WORDS
 from .validator_formats import INTEGER_FORMATS
 
 CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies")
@@ -65,8 +66,13 @@ class Complement:
         rules = constraints(self.expanded(schema, slot.pointer))
         if not rules:
             return False
+        declared = rules.get("type")
+        kinds = None if declared is None else {"number" if t == "integer" else t
+                                               for t in ([declared] if isinstance(declared, str) else declared)}
         branches = []
         for key, value in rules.items():
+            if kinds is not None and _speaks_to(key, value) not in kinds | {None}:
+                continue  # it holds of every value of the types listed: not(type and it) is not(type)
             branches.extend(self.keyword(key, value, rules, slot, depth))
         if any(b is True for b in branches):
             return True
@@ -87,8 +93,6 @@ class Complement:
             return out
         if key in ("enum", "const"):
             values = value if key == "enum" else [value]
-            if not isinstance(values, list):
-                raise InvalidSchema(at.pointer, "enum must be an array", at.via)
             return [{"_not_values": list(values)}]  # objects and arrays among them: refused if an object or array is lowered
         if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return self.bound(key, value, rules)
@@ -169,3 +173,15 @@ class Complement:
         """Arrays failing the position schemas: long enough to reach position i, and wrong there."""
         return [{"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}]}
                 for i, sub in enumerate(prefix) if not is_trivial(sub)]
+
+
+_KIND_OF = {**dict.fromkeys(STRING_WORDS, "string"), **dict.fromkeys(NUMBER_WORDS, "number"),
+            **dict.fromkeys(OBJECT_WORDS, "object"),
+            **dict.fromkeys(ARRAY_WORDS | {"additionalItems", "minContains", "maxContains"}, "array")}
+
+
+def _speaks_to(key, value) -> str | None:
+    """The one JSON type a keyword constrains (it holds of every other value), None for any."""
+    if key == "format":
+        return "number" if value in INTEGER_FORMATS else "string"
+    return _KIND_OF.get(key)

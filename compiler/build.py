@@ -9,11 +9,11 @@ must cost neither the recursion limit nor the square of its depth.
 
 from __future__ import annotations
 
-from .errors import InvalidSchema, UnsupportedKeyword
+from .errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
 from .keywords import TYPES, UNSUPPORTED, refused
 from .refs import SchemaDocument, child, pointer_of
-from .values import is_number, non_negative_int
+from .values import finite_number, json_problems, non_negative_int
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
           "maxContains")
@@ -123,8 +123,13 @@ class Reader:
         if "enum" in rules:
             if not isinstance(rules["enum"], list):
                 raise invalid("enum", "enum must be an array")
+            for i, value in enumerate(rules["enum"]):
+                if type(value) not in _PLAIN:
+                    _check_json(value, child(where(), "enum", i), via)
             node.enum = rules["enum"]
         if "const" in rules:
+            if type(rules["const"]) not in _PLAIN:
+                _check_json(rules["const"], child(where(), "const"), via)
             node.const = rules["const"]
         required = rules.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
@@ -134,13 +139,13 @@ class Reader:
                 if key in rules and not non_negative_int(rules[key]):
                     raise invalid(key, f"{key} must be a non-negative integer")
             for key in BOUNDS:
-                if key in rules and not is_number(rules[key]):
-                    raise invalid(key, f"{key} must be a number")
+                if key in rules and not finite_number(rules[key]):
+                    raise invalid(key, f"{key} must be a finite number")
             if "multipleOf" in rules and rules["multipleOf"] <= 0:
                 raise invalid("multipleOf", "multipleOf must be greater than 0")
             for key in ("exclusiveMinimum", "exclusiveMaximum"):
-                if key in rules and not (is_number(rules[key]) or isinstance(rules[key], bool)):
-                    raise invalid(key, f"{key} must be a number")
+                if key in rules and not (finite_number(rules[key]) or isinstance(rules[key], bool)):
+                    raise invalid(key, f"{key} must be a finite number")
             if not NUMBER_WORDS.isdisjoint(rules):
                 number = node.number = NumberRules()
                 number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum = numeric_bounds(rules)
@@ -270,6 +275,18 @@ class Reader:
                     state[id(following)] = 1
                     stack.append((following, iter(_in_place(following))))
         self._targets.clear()
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})  # values JSON always holds (most enums hold nothing else)
+
+
+def _check_json(value, pointer: str, via: tuple) -> None:
+    """An ``enum`` or ``const`` value JSON can hold and a validator can walk (a schema handed over
+    as a Python object may hold NaN, a set or a value nested past `MAX_DEPTH`)."""
+    for path, what, too_deep in json_problems(value):
+        if too_deep:
+            raise SchemaTooComplex(pointer, f"a value {what}", via)
+        raise InvalidSchema(pointer + pointer_of(path), what, via)
 
 
 def _in_place(node: Node) -> list[Node]:

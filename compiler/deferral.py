@@ -18,7 +18,6 @@ memoised per schema object.
 from __future__ import annotations
 
 import json
-import math
 
 from .build import numeric_bounds
 from .values import has_type, is_number, json_type
@@ -44,7 +43,6 @@ LITERAL_QUIET = frozenset({"enum", "const", "type", "_not_values"})  # an enum's
 SHARED_BY = ("type", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
              "_not_integer", "_not_values")
 _COUNTS = ("minItems", "maxItems", "minLength", "maxLength")
-_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})  # ``numeric_bounds``'
 PRODUCT_MAX = 100_000  # ``chardfa.with_length`` and ``intersect`` refuse an automaton past it
 _BUSY = object()
 
@@ -229,9 +227,7 @@ class Deferral:
             return False
         if "patternProperties" in keys and not self._one_key_pattern(node):
             return False
-        if not keys.isdisjoint(_COUNTS) and any(node.get(k, 0) > COUNT_MAX for k in _COUNTS):
-            return False
-        return keys.isdisjoint(_BOUNDS) or all(math.isfinite(v) for v in numeric_bounds(node) if is_number(v))
+        return keys.isdisjoint(_COUNTS) or all(node.get(k, 0) <= COUNT_MAX for k in _COUNTS)
 
     def _one_key_pattern(self, node: dict) -> bool:
         """At most one patternProperties pattern, which compiles and matches no named property: no

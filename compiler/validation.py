@@ -31,12 +31,11 @@ from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
 from compiler.regex import pattern_dfa
-from compiler.values import decimal_of, has_type, json_equal, json_type
+from compiler.values import MAX_DEPTH, decimal_of, has_type, json_equal, json_problems, json_type
 from compiler.unevaluated import MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 
-MAX_DEPTH = 1000
 """Deepest container nesting accepted in an instance (the root container is level 1)."""
 
 
@@ -63,28 +62,11 @@ def _dump(value, limit: int = 300) -> str:
 
 def _json_problems(instance) -> list[str]:
     """Errors for what is not JSON at all (a set, NaN, a non-string key) or nested too deep."""
-    errors: list[str] = []
-    stack = [(instance, None, 0)]
-    while stack:
-        value, path, depth = stack.pop()
-        kind = json_type(value)
-        if kind is None:
-            what = repr(value) if isinstance(value, float) else type(value).__name__
-            errors.append(f"{_show(pointer_of(path))}: not a JSON value ({what})")
-        elif kind in ("array", "object"):
-            if depth + 1 > MAX_DEPTH:
-                where = pointer_of(path)
-                where = where if len(where) <= 120 else where[:60] + "/.../" + where[-40:].split("/", 1)[-1]
-                errors.append(f"{where}: nested deeper than {MAX_DEPTH} levels")
-                continue
-            if kind == "array":
-                stack.extend((v, (path, f"/{i}"), depth + 1) for i, v in enumerate(value))
-            else:
-                for k, v in value.items():
-                    if not isinstance(k, str):
-                        errors.append(f"{_show(pointer_of(path))}: object key {k!r} is not a string")
-                    else:
-                        stack.append((v, (path, "/" + escape(k)), depth + 1))
+    errors = []
+    for path, what, _ in json_problems(instance):
+        where = pointer_of(path)
+        where = where if len(where) <= 120 else where[:60] + "/.../" + where[-40:].split("/", 1)[-1]
+        errors.append(f"{_show(where)}: {what}")
     return errors
 
 

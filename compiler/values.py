@@ -10,6 +10,10 @@ def is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def finite_number(x) -> bool:
+    return is_number(x) and math.isfinite(x)
+
+
 def decimal_of(x) -> Decimal:
     """The exact value of the decimal text number ``x`` serialises to (``json.dumps`` writes ``repr``)."""
     return Decimal(x) if isinstance(x, int) else Decimal(repr(x))
@@ -70,6 +74,33 @@ def json_type(x) -> str | None:
     if isinstance(x, dict):
         return "object"
     return None
+
+
+MAX_DEPTH = 1000
+"""How deep a value may nest: an instance ``validate`` reads, a value a schema holds (``enum``, ``const``)."""
+
+
+def json_problems(value):
+    """Yields ``(linked path, what is wrong, whether it is only nested too deep)`` for each part of
+    ``value`` JSON cannot hold (a set, NaN, a key that is no string) or that nests past
+    `MAX_DEPTH`; iterative, so a deep value cannot exhaust the recursion limit."""
+    stack = [(value, None, 0)]
+    while stack:
+        x, path, depth = stack.pop()
+        kind = json_type(x)
+        if kind is None:
+            yield path, f"not a JSON value ({repr(x) if isinstance(x, float) else type(x).__name__})", False
+        elif kind in ("array", "object"):
+            if depth + 1 > MAX_DEPTH:
+                yield path, f"nested deeper than {MAX_DEPTH} levels", True
+            elif kind == "array":
+                stack.extend((v, (path, (i,)), depth + 1) for i, v in enumerate(x))
+            else:
+                for k, v in x.items():
+                    if isinstance(k, str):
+                        stack.append((v, (path, (k,)), depth + 1))
+                    else:
+                        yield path, f"object key {k!r} is not a string", False
 
 
 def has_type(x, kind: str, actual: str) -> bool:

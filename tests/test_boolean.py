@@ -455,3 +455,17 @@ def test_a_schema_changed_between_two_compiles_is_read_again():
     grammar = constrain.compile(schema, cache=False)
     assert grammar.accepts('{"a":5,"b":1,"c":1}') and not grammar.accepts('{"a":5,"c":1}')
     assert grammar.accepts('{"a":3}')
+
+
+@pytest.mark.parametrize("inner", [
+    {"type": "integer", "format": "hostname"}, {"type": ["string", "null"], "format": "int32"},
+    {"type": "string", "minimum": 3, "multipleOf": 2}, {"type": "integer", "minimum": 3, "minLength": 2, "pattern": "a"},
+    {"type": "array", "required": ["a"], "maxProperties": 0, "minItems": 1},
+    {"type": ["object", "boolean"], "contains": {"type": "string"}, "properties": {"a": {"type": "integer"}}},
+])
+def test_not_of_a_keyword_its_types_never_meet_is_not_of_the_types(inner):
+    """A keyword of one JSON type beside a ``type`` that excludes it holds of every value the type
+    allows, so ``not`` of both is ``not`` of the type alone: no refusal where the keyword's own
+    complement would be one (a format of bounded length, a number format)."""
+    values = [None, True, 0, 4, 2.5, "", "a", "host.example", [], [1], {}, {"a": 1}, {"a": "x"}]
+    assert agrees_on({"not": inner}, values) == "compiled"

@@ -83,6 +83,20 @@ def test_deeply_nested_schema_is_bounded():
         constrain.compile(text)
 
 
+def test_a_value_nested_past_the_depth_limit_is_too_complex_for_compile_and_validate():
+    """An enum or const value nested deeper than validate walks (1,000 levels) is refused by both, in
+    the same words, where validate had filtered it out and compile called the schema unsatisfiable."""
+    deep = []
+    for _ in range(1_200):
+        deep = [deep]
+    for schema, pointer in (({"type": "array", "enum": [1, deep]}, "/enum/1"), ({"not": {"const": deep}}, "/not/const")):
+        with pytest.raises(constrain.SchemaTooComplex, match=f"nested deeper than 1000 levels at {pointer}") as compiled:
+            constrain.compile(schema, cache=False)
+        with pytest.raises(constrain.SchemaTooComplex) as validated:
+            constrain.validate([], schema)
+        assert str(compiled.value) == str(validated.value)
+
+
 def test_huge_enum_is_bounded():
     """An enum of 100,000 strings compiles or is refused as too complex."""
     values = [f"value number {i}" for i in range(100_000)]
@@ -258,6 +272,10 @@ def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_dis
     {"dependentRequired": {"a": "b"}}, {"unevaluatedProperties": 3},
     {"type": "string", "items": {"minimum": "x"}},  # a keyword the string never reads is still checked
     {"$defs": {"a": {"enum": {}}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+    # what JSON cannot write, in a schema handed over as a Python dict
+    {"minimum": float("nan")}, {"maximum": float("inf")}, {"multipleOf": float("inf")}, {"exclusiveMinimum": float("-inf")},
+    {"enum": ["a", float("nan")]}, {"enum": [{1, 2}]}, {"const": {"a": [float("inf")]}}, {"const": {1: "a"}},
+    {"properties": {"p": {"enum": [(1, {2: 3})]}}},
 ])
 def test_compile_and_validate_refuse_a_malformed_keyword_in_the_same_words(schema):
     """Each keyword's value is checked once (``compiler/build.py``): ``compile`` and ``validate``
