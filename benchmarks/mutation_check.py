@@ -241,11 +241,25 @@ COUNTED_MUTATIONS = [
 ]
 
 
+UNIQUE_TESTS = ["tests/test_unique.py"]
+UNIQUE_MUTATIONS = [
+    ("a value used twice in a uniqueItems array", "compiler/containers.py",
+     "if used >> i & 1:\n                    continue", "if False:\n                    continue"),
+    ("a distinct item not met with its schema", "compiler/containers.py",
+     'frag, _ = self.callee(both(schema, {"const": v}), at)', 'frag, _ = self.callee({"const": v}, at)'),
+    ("values equal as JSON counted as two", "compiler/containers.py",
+     "i = next((k for k, u in enumerate(universe) if json_equal(u, v)), None)",
+     "i = next((k for k, u in enumerate(universe) if u is v), None)"),
+    ("validate lets repeated items through", "compiler/validation.py",
+     "if rules.unique and len(instance) > 1:", "if False:"),
+]
+
+
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
                             (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
-                            (COUNTED_TESTS, COUNTED_MUTATIONS)]
+                            (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

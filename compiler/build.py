@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
-from .keywords import TYPES, UNSUPPORTED, refused
+from .keywords import TYPES, UNSUPPORTED
 from .refs import SchemaDocument, child, pointer_of
 from .values import finite_number, json_problems, non_negative_int
 
@@ -28,7 +28,7 @@ STRING_WORDS = frozenset(("minLength", "maxLength", "pattern"))
 NUMBER_WORDS = frozenset(BOUNDS + ("exclusiveMinimum", "exclusiveMaximum"))
 OBJECT_WORDS = frozenset(("required", "minProperties", "maxProperties", "propertyNames", "properties",
                           "patternProperties", "additionalProperties") + DEPENDENT)
-ARRAY_WORDS = frozenset(("minItems", "maxItems", "items", "prefixItems", "contains"))
+ARRAY_WORDS = frozenset(("minItems", "maxItems", "items", "prefixItems", "contains", "uniqueItems"))
 IN_PLACE_WORDS = frozenset(LISTS + ("$ref", "not", "if", "unevaluatedProperties", "unevaluatedItems"))
 
 
@@ -111,8 +111,8 @@ class Reader:
             return InvalidSchema(child(where(), key), reason, via)
 
         if not UNSUPPORTED.isdisjoint(rules):
-            for key, value in rules.items():
-                if refused(key, value):
+            for key in rules:
+                if key in UNSUPPORTED:
                     raise UnsupportedKeyword(child(where(), key), key, via=via)
         kinds = rules.get("type")
         if kinds is not None:
@@ -165,6 +165,10 @@ class Reader:
         if not ARRAY_WORDS.isdisjoint(rules):
             node.array = ArrayRules()
             node.array.min_items, node.array.max_items = rules.get("minItems"), rules.get("maxItems")
+            if "uniqueItems" in rules:
+                if not isinstance(rules["uniqueItems"], bool):
+                    raise invalid("uniqueItems", "uniqueItems must be a boolean")
+                node.array.unique = rules["uniqueItems"]
         if not SUBSCHEMA_KEYS.isdisjoint(rules):
             self._subschemas(node, rules, where, invalid)
         if "$ref" in rules:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import functools
+import math
 
 from automaton.counted import CountedBlock
 
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
-from .errors import UnsupportedKeyword
-from .merge import both
+from .build import numeric_bounds
+from .errors import SchemaTooComplex, UnsupportedKeyword
+from .merge import both, constraints
+from .one_of import pinned_values
+from .values import json_equal
 from .refs import child
 from .regex import pattern_dfa
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
+MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each
+MAX_INTEGER_VALUES = 64  # integers between bounds read as a finite set of item values
 COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)
 ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
@@ -62,6 +68,11 @@ class ContainerLowering:
         if len(also) > 1 and (least != 1 or most is not None):  # a set of those found has no counts
             raise UnsupportedKeyword(child(slot.pointer, "minContains" if least != 1 else "maxContains"), "contains",
                                      "minContains or maxContains beside a contains met from another allOf branch", slot.via)
+        if rules.get("uniqueItems") is True and (hi is None or hi > 1):
+            if also:
+                raise UnsupportedKeyword(child(slot.pointer, "uniqueItems"), "uniqueItems", "uniqueItems beside contains", slot.via)
+            positions = [(s, slot.at("prefixItems" if "prefixItems" in rules else "items", i)) for i, s in enumerate(prefix)]
+            return self.distinct_items(positions + [(items, item_slot)], lo, hi, slot, src, dst)
         if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
             item, _ = self.callee(items, item_slot)
             if item is not None:
@@ -96,6 +107,85 @@ class ContainerLowering:
                     elif most is None or k + step <= top:
                         self.call(sub, where, start, after[min(k + step, top)])
         self.prog.text(end, b"]", dst)
+
+    def distinct_items(self, positions: list, lo: int, hi: int | None, slot: Slot, src: int, dst: int) -> None:
+        """``uniqueItems`` where each position's items come from a finite set of values: a state
+        per set of values used so far (what the language's own minimal automaton needs), from
+        which each unused value goes on, ``positions``' schema met with that value (so the value
+        is allowed exactly as the schema allows it). ``positions``: the prefix, then the rest."""
+        where = child(slot.pointer, "uniqueItems")
+        universe: list = []  # the values, distinct as JSON values
+        calls = []  # per position: (index into universe, the fragment of its schema met with the value)
+        for schema, at in positions:
+            values = self.finite_values(schema, at)
+            if values is None:
+                raise UnsupportedKeyword(where, "uniqueItems", "distinct items beyond a finite set of values (an "
+                                         "enum or const, booleans, null, a small integer range)", slot.via)
+            found = []
+            for v in values:
+                i = next((k for k, u in enumerate(universe) if json_equal(u, v)), None)
+                if i is None:
+                    i = len(universe)
+                    universe.append(v)
+                frag, _ = self.callee(both(schema, {"const": v}), at)
+                if frag is not None:
+                    found.append((i, frag))
+            calls.append(found)
+        states = {0: self.state(src)}  # the set of values used (a bit mask) -> its state
+        self.prog.text(src, b"[", states[0])
+        end = self.state(src)
+        todo = [0]
+        while todo:
+            used = todo.pop()
+            here, n = states[used], used.bit_count()
+            if n >= lo:
+                self.ws(here, end)
+            if hi is not None and n >= hi:
+                continue
+            start = None
+            for i, frag in calls[min(n, len(calls) - 1)]:
+                if used >> i & 1:
+                    continue
+                after = states.get(used | 1 << i)
+                if after is None:
+                    if len(states) >= MAX_DISTINCT_SETS:
+                        raise SchemaTooComplex(where, f"uniqueItems over {len(universe)} values: more than "
+                                                      f"{MAX_DISTINCT_SETS} sets of them", slot.via)
+                    after = states[used | 1 << i] = self.state(src)
+                    todo.append(used | 1 << i)
+                if start is None:
+                    start = self.separated(here, n)
+                self.prog.call(start, frag, after)
+        self.prog.text(end, b"]", dst)
+
+    def finite_values(self, schema, slot: Slot) -> list | None:
+        """A finite superset of the values ``schema`` allows, where one is plain to see: its
+        ``enum`` or ``const``, booleans and null by ``type``, integers between near bounds; None
+        where none is (``distinct_items`` meets the schema with each value, so a superset is exact)."""
+        schema, slot = self.follow_refs(schema, slot)
+        if schema is True:
+            return None
+        if schema is False:
+            return []
+        met = self.met(schema, slot)
+        if not isinstance(met, dict):
+            return []
+        rules = constraints(met)
+        values = pinned_values(rules)
+        if values is not None:
+            return values
+        kinds = rules.get("type")
+        kinds = {kinds} if isinstance(kinds, str) else set(kinds) if kinds is not None else None
+        if kinds is not None and kinds <= {"boolean", "null"}:
+            return [True, False] * ("boolean" in kinds) + [None] * ("null" in kinds)
+        if kinds == {"integer"}:
+            lo, hi, xlo, xhi = numeric_bounds(rules)
+            lows = ([math.ceil(lo)] if lo is not None else []) + ([math.floor(xlo) + 1] if xlo is not None else [])
+            highs = ([math.floor(hi)] if hi is not None else []) + ([math.ceil(xhi) - 1] if xhi is not None else [])
+            low, high = max(lows, default=None), min(highs, default=None)
+            if low is not None and high is not None and high - low < MAX_INTEGER_VALUES:
+                return list(range(low, high + 1))
+        return None
 
     def counted_items(self, item: int, lo: int, hi: int, src: int, dst: int) -> None:
         """An array of ``lo..hi`` items of fragment ``item``: the ``lo`` required ones written out,

@@ -54,6 +54,7 @@ class ArrayRules:
     contains: Node | None = None
     min_contains = 1
     max_contains = None
+    unique = False                     # uniqueItems: true
 
 
 class Node:

@@ -11,6 +11,7 @@ IMPLEMENTED = frozenset({
     "properties", "required", "additionalProperties", "patternProperties",
     "minProperties", "maxProperties", "propertyNames",
     "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains",
+    "uniqueItems",
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
     "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
@@ -52,10 +53,6 @@ VOCABULARY = frozenset({
 
 UNSUPPORTED = VOCABULARY - IMPLEMENTED - ANNOTATIONS
 
-
-def refused(key: str, value) -> bool:
-    """Whether keyword ``key`` with ``value`` is one we cannot enforce (``uniqueItems: false`` says nothing)."""
-    return key in UNSUPPORTED and not (key == "uniqueItems" and value is False)
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 

@@ -15,24 +15,39 @@ import weakref
 
 from automaton.program import Program, ProgramTooLarge
 
-from . import chardfa
-from .containers import ContainerLowering
-from .deferral import Deferral
-from .context import REGEX_DIALECT, Options, Slot
-from .regex import pattern_dfa
-from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .keywords import TYPES
-from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
+from . import chardfa, products
 from .boolean import Complement, expand
-from . import products
+from .containers import ContainerLowering
+from .context import REGEX_DIALECT, Options, Slot
+from .deferral import Deferral
+from .errors import (
+    InvalidSchema,
+    SchemaError,
+    SchemaTooComplex,
+    Unsatisfiable,
+    UnsupportedKeyword,
+)
+from .keywords import TYPES
+from .merge import (
+    branches_of,
+    constraints,
+    exactly_one,
+    implied,
+    is_trivial,
+    json_in,
+    may_meet,
+    merge,
+)
 from .one_of import exact_branches, overlaps
-from .refs import SchemaDocument, child
-from .unevaluated import Evaluation
-from .scalars import ScalarLowering
 from .prelude import prelude
+from .refs import SchemaDocument, child
+from .regex import pattern_dfa
+from .scalars import ScalarLowering
 from .shapes import Shapes
 from .strings import LITERAL, raw_only
+from .unevaluated import Evaluation
 from .validation import Validator
+from .values import is_number
 
 __all__ = ["Lowering", "Options"]
 ALL_OF_MAX = 256
@@ -412,15 +427,21 @@ class Lowering(ScalarLowering, ContainerLowering):
         if "const" in rules:
             const = rules.pop("const")
             values = [const] if values is None or json_in(const, values) else []
-        if rules:
-            check = Validator(_plain_schema(rules), dialect=self.options.dialect, document=self.doc)  # the same semantics
-            values = [v for v in values if check.is_valid(v)]
-        if not values:
+        numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
+        if rules:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
+            check = Validator(_plain_schema(rules), dialect=self.options.dialect, document=self.doc)
+            values = [v for v in values if not is_number(v) and check.is_valid(v)]
+            numbers = [text for text in numbers if check.is_valid(json.loads(text))]
+        else:
+            values = [v for v in values if not is_number(v)]
+        if not values and not numbers:
             self.never(slot, "no enum/const value satisfies the schema")
             return
         strings = [v for v in values if isinstance(v, str)]
         if strings:
             self.literal_string(strings, src, dst)
+        for text in dict.fromkeys(numbers):
+            self.prog.text(src, text.encode(), dst)
         for v in values:
             if not isinstance(v, str):
                 self.literal_value(v, src, dst)

@@ -363,6 +363,10 @@ class Validator:
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not ANY:
                 errors.extend((yield (value, sub, (path, f"/{i}"))))
+        if rules.unique and len(instance) > 1:
+            first = _first_repeat(instance)
+            if first is not None:
+                errors.append(f"{_show(pointer_of(path))}: items {first[0]} and {first[1]} are equal (uniqueItems)")
         if rules.contains is not None:
             matches = 0
             for value in instance:
@@ -373,6 +377,21 @@ class Validator:
             if most is not None and matches > most:
                 errors.append(f"{_show(pointer_of(path))}: more than {_num(most)} items match 'contains'")
         return errors
+
+
+def _first_repeat(items: list) -> tuple[int, int] | None:
+    """The first pair of indices whose items are equal as JSON values, or None. Items are grouped by
+    a coarse key (their type, a scalar's value) first, so most arrays cost one pass."""
+    seen: dict = {}
+    for j, item in enumerate(items):
+        kind = json_type(item)
+        coarse = (kind, item) if kind in ("string", "boolean", "null") else ("number", decimal_of(item)) \
+            if kind in ("integer", "number") else (kind, len(item))
+        for i in seen.setdefault(coarse, []):
+            if json_equal(items[i], item):
+                return i, j
+        seen[coarse].append(j)
+    return None
 
 
 def _num(x) -> str:

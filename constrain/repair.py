@@ -180,6 +180,11 @@ def _kind(node: Node, depth: int = 0) -> str:
 
 
 def _array_kind(node: Node, depth: int) -> str:
+    text = _array_words(node, depth)
+    return text + " (no item twice)" if node.array is not None and node.array.unique else text
+
+
+def _array_words(node: Node, depth: int) -> str:
     if node.array is not None and node.array.prefix:  # a tuple: its first items, in order
         if depth >= 3:
             return "a JSON array, never a joined string"

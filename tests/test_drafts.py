@@ -33,6 +33,7 @@ CLAUSES = [
     {"oneOf": [{"type": "integer"}, {"minimum": 5}]}, {"anyOf": [{"required": ["a"]}, {"maxItems": 1}]},
     {"properties": {"a": {}}, "additionalProperties": False}, {"patternProperties": {"^b": {"type": "integer"}}},
     {"minLength": 1, "pattern": "^a"}, {"multipleOf": 2}, {"type": "integer"}, {"uniqueItems": False},
+    {"items": {"enum": [1, "a", 1.0, [1]]}, "uniqueItems": True}, {"items": {"type": "boolean"}, "uniqueItems": True},
     {"anyOf": [{"properties": {"a": {"type": "integer"}}}, {"required": ["b"]}], "unevaluatedProperties": False},
     {"$ref": "#/definitions/chain"}, {"additionalProperties": {"type": "integer"}}, {"propertyNames": {"enum": ["a", "b"]}},
     {"contains": {"const": 1}, "items": {"type": "integer"}}, {"not": {"enum": [[1], {"a": 1}]}},

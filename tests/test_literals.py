@@ -197,3 +197,15 @@ def test_free_strings_allow_every_escape():
 def test_free_strings_refuse_invalid_utf8(data):
     """Overlong forms, encoded surrogates, bytes past U+10FFFF and truncated scalars are refused."""
     assert not constrain.compile({"type": "string"}).accepts(data)
+
+
+def test_an_integer_literal_is_spelled_as_validate_takes_it():
+    """1 and 1.0 are one JSON value, but an integer is written without a fraction: beside
+    ``type: integer`` an enum's 1 is spelled ``1`` only, and its 1.0 is spelled ``1`` (it had been
+    refused as unsatisfiable), as ``validate`` judges each spelling."""
+    for schema in ({"type": "integer", "enum": [1]}, {"type": "integer", "enum": [1.0]}, {"type": "number", "enum": [1]},
+                   {"enum": [1.0, "a"]}, {"type": "integer", "const": 2.0, "minimum": 2}):
+        grammar = constrain.compile(schema, cache=False)
+        for text in ("1", "1.0", "2", "2.0"):
+            assert grammar.accepts(text) == (constrain.validate(json.loads(text), schema) == []), (schema, text)
+    assert constrain.compile({"type": "integer", "enum": [1.0]}, cache=False).accepts("1")
