@@ -122,9 +122,12 @@ def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
             la = pins_a.get(name)
             if la is not None and not any(json_in(x, lb) for x in la):
                 return True
-        elif (b.get("additionalProperties", True) is False and not b.get("patternProperties")
-              and name not in (b.get("properties") or {})):  # an additional name b forbids
-            return True
+        elif not b.get("patternProperties") and name not in (b.get("properties") or {}):  # an additional name of b
+            extra = b.get("additionalProperties", True)
+            lb = [] if extra is False else pinned_values(extra) if isinstance(extra, dict) else None
+            la = pins_a.get(name)
+            if lb == [] or (lb is not None and la is not None and not any(json_in(x, lb) for x in la)):
+                return True
     return False
 
 
@@ -152,6 +155,14 @@ def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
         required |= more
         for name, values in inner.items():
             pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
+    for keyword in ("anyOf", "oneOf"):  # what holds in every branch holds of the schema
+        branches = rules.get(keyword)
+        if isinstance(branches, list) and branches:
+            every = [_object_facts(b, resolve, depth + 1) for b in branches]
+            required |= set.intersection(*(more for more, _ in every))
+            for name in set.intersection(*(set(inner) for _, inner in every)):
+                values = [v for _, inner in every for v in inner[name]]
+                pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
     return required, pins
 
 

@@ -469,3 +469,34 @@ def test_not_of_a_keyword_its_types_never_meet_is_not_of_the_types(inner):
     complement would be one (a format of bounded length, a number format)."""
     values = [None, True, 0, 4, 2.5, "", "a", "host.example", [], [1], {}, {"a": 1}, {"a": "x"}]
     assert agrees_on({"not": inner}, values) == "compiled"
+
+
+def test_one_of_disjoint_by_what_every_branch_of_a_branch_pins_or_an_additional_value():
+    """A branch that is itself a ``oneOf`` requires and pins what all its branches do (``type``,
+    a string in each), and a name another branch leaves to ``additionalProperties: {enum: [false]}``
+    can hold no string: the two are disjoint, so the oneOf is their union (MaskBench's composer
+    repositories had been refused as a product past 256 branches). What only some branches require
+    proves nothing."""
+    from compiler.one_of import overlaps
+    kinds = {k: {"type": "object", "required": ["type", "url"], "properties": {"type": {"enum": [k]}, "url": {"type": "string"}}}
+             for k in ("vcs", "path", "pear")}
+    flag = {"type": "object", "additionalProperties": {"enum": [False]}, "minProperties": 1, "maxProperties": 1}
+    schema = {"$defs": {**kinds, "repository": {"type": "object", "oneOf": [{"$ref": f"#/$defs/{k}"} for k in kinds]}},
+              "type": "array", "items": {"oneOf": [{"$ref": "#/$defs/repository"}, flag]}}
+    grammar = constrain.compile(schema, property_order="any", whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    docs = [[{"type": "vcs", "url": "u"}], [{"packagist.org": False}], [{"type": False}], [{"type": "vcs"}],
+            [{"type": "git", "url": "u"}], [{"a": False, "b": False}], [{"type": "path", "url": "u", "x": False}]]
+    for doc in docs:
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) == oracle.is_valid(doc), doc
+    def resolve(branch):  # a lone $ref followed, as the lowering's resolve does
+        return schema["$defs"][branch["$ref"].rsplit("/", 1)[1]] if list(branch) == ["$ref"] else branch
+    assert overlaps([{"$ref": "#/$defs/repository"}, flag], resolve) == [set(), set()]
+    some = {"type": "object", "anyOf": [{"required": ["x"]}, {"required": ["x", "y"]}]}
+    assert overlaps([some, {"type": "object", "properties": {"x": False}}], lambda b: b) == [set(), set()]
+    some["anyOf"][1] = {"required": ["y"]}  # x is required by one branch only
+    assert overlaps([some, {"type": "object", "properties": {"x": False}}], lambda b: b) == [{1}, {0}]
+    pinned = {"type": "object", "required": ["t"], "properties": {"t": {"enum": [1, "a"]}}}
+    assert overlaps([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], lambda b: b) == [set(), set()]
+    pinned["properties"]["t"]["enum"].append(False)  # false is an additional value too
+    assert overlaps([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], lambda b: b) == [{1}, {0}]
