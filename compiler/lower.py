@@ -15,37 +15,23 @@ import weakref
 
 from automaton.program import Program, ProgramTooLarge
 
-from . import chardfa, products
-from .boolean import Complement, expand
+from . import chardfa
 from .containers import ContainerLowering
-from .context import REGEX_DIALECT, Options, Slot
 from .deferral import Deferral
-from .errors import (
-    InvalidSchema,
-    SchemaError,
-    SchemaTooComplex,
-    Unsatisfiable,
-    UnsupportedKeyword,
-)
-from .keywords import TYPES
-from .merge import (
-    branches_of,
-    constraints,
-    exactly_one,
-    implied,
-    is_trivial,
-    json_in,
-    may_meet,
-    merge,
-)
-from .one_of import exact_branches, overlaps
-from .prelude import prelude
-from .refs import SchemaDocument, child
+from .context import REGEX_DIALECT, Options, Slot
 from .regex import pattern_dfa
+from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
+from .keywords import TYPES
+from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
+from .boolean import Complement, expand
+from . import products
+from .one_of import exact_branches, overlaps
+from .refs import SchemaDocument, child
+from .unevaluated import Evaluation
 from .scalars import ScalarLowering
+from .prelude import prelude
 from .shapes import Shapes
 from .strings import LITERAL, raw_only
-from .unevaluated import Evaluation
 from .validation import Validator
 from .values import is_number
 

@@ -335,7 +335,8 @@ class SchemaDocument:
         if not isinstance(node, (dict, bool)):
             raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
                                          f"{type(node).__name__}, not a schema)", via)
-        if isinstance(node, dict) and id(node) not in self._indexed and id(node) not in self._read:
+        if (self.ref_alone or self.ignored) and isinstance(node, dict) and id(node) not in self._indexed \
+                and id(node) not in self._read:
             self._as_read(node)  # outside the schema keywords' tree: read as the draft reads it, now
         return target_pointer, self._read.get(id(node), node)
 

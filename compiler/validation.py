@@ -36,9 +36,6 @@ from compiler.unevaluated import MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, Too
 
 __all__ = ["validate", "Validator", "MAX_DEPTH", "KNOWN_FORMATS", "json_equal"]
 
-"""Deepest container nesting accepted in an instance (the root container is level 1)."""
-
-
 
 def validate(instance, schema, *, dialect: str = "portable", resources=None) -> list[str]:
     """Return every error of `instance` against `schema` (empty when it is valid).
