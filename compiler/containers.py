@@ -158,12 +158,13 @@ class ContainerLowering:
                 self.prog.call(start, frag, after)
         self.prog.text(end, b"]", dst)
 
-    def finite_values(self, schema, slot: Slot) -> list | None:
+    def finite_values(self, schema, slot: Slot, depth: int = 0) -> list | None:
         """A finite superset of the values ``schema`` allows, where one is plain to see: its
-        ``enum`` or ``const``, booleans and null by ``type``, integers between near bounds; None
-        where none is (``distinct_items`` meets the schema with each value, so a superset is exact)."""
+        ``enum`` or ``const``, booleans and null by ``type``, integers between near bounds, a union
+        of such; None where none is (``distinct_items`` meets the schema with each value, so a
+        superset is exact)."""
         schema, slot = self.follow_refs(schema, slot)
-        if schema is True:
+        if schema is True or depth > 8:
             return None
         if schema is False:
             return []
@@ -174,6 +175,14 @@ class ContainerLowering:
         values = pinned_values(rules)
         if values is not None:
             return values
+        if isinstance(rules.get("anyOf"), list):  # met: each branch holds the rest of the schema
+            found = []
+            for i, branch in enumerate(rules["anyOf"]):
+                more = self.finite_values(branch, slot.at("anyOf", i), depth + 1)
+                if more is None:
+                    return None
+                found += more
+            return found
         kinds = rules.get("type")
         kinds = {kinds} if isinstance(kinds, str) else set(kinds) if kinds is not None else None
         if kinds is not None and kinds <= {"boolean", "null"}:

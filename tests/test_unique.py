@@ -19,7 +19,9 @@ def _items():
     enums = st.lists(st.sampled_from(SCALARS), min_size=1, max_size=6).map(lambda vs: {"enum": vs})
     ranges = st.tuples(st.integers(-2, 3), st.integers(0, 4), st.booleans()).map(
         lambda t: {"type": "integer", "minimum": t[0], ("exclusiveMaximum" if t[2] else "maximum"): t[0] + t[1]})
-    kinds = st.sampled_from([{"type": "boolean"}, {"type": "null"}, {"type": ["boolean", "null"]}, {"const": "a"}])
+    kinds = st.sampled_from([{"type": "boolean"}, {"type": "null"}, {"type": ["boolean", "null"]}, {"const": "a"},
+                             {"anyOf": [{"const": "a"}, {"enum": [1, "b"]}]}, {"oneOf": [{"const": 1}, {"enum": [1.0, 2]}]},
+                             {"anyOf": [{"type": "boolean"}, {"const": [1]}], "not": {"const": False}}])
     narrowed = st.tuples(enums, st.sampled_from([{}, {"type": "integer"}, {"not": {"const": 1}}, {"minLength": 1}])).map(
         lambda t: {**t[0], **t[1]})
     return enums | ranges | kinds | narrowed
