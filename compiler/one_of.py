@@ -73,9 +73,19 @@ def _as_read(rules, resolve):
     return rules, parts
 
 
-def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
+def _admitted_kinds(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> set[str]:
     """The JSON types ``rules`` may admit (a superset): its ``type`` and literals, and with ``resolve``
-    those of its ``allOf`` parts and ``$ref`` (every part holds)."""
+    those of its ``allOf`` parts and ``$ref`` (every part holds). Each schema object is read once
+    per ``memo`` (as ``_object_facts``: one on the way down admits every type)."""
+    memo = {} if memo is None else memo
+    if id(rules) in memo:
+        return memo[id(rules)][1]
+    memo[id(rules)] = (rules, set(KINDS))
+    found = memo[id(rules)] = (rules, _read_admitted_kinds(rules, resolve, depth, memo))
+    return found[1]
+
+
+def _read_admitted_kinds(rules, resolve, depth: int, memo: dict) -> set[str]:
     rules, parts = _as_read(rules, resolve)
     if rules is True or not isinstance(rules, dict):
         return set(KINDS) if rules is not False else set()
@@ -86,7 +96,7 @@ def _admitted_kinds(rules, resolve=None, depth: int = 0) -> set[str]:
     if values is not None:
         kinds &= {_kind(v) for v in values}
     for part in parts if resolve is not None and depth < 8 else ():
-        kinds &= _admitted_kinds(part, resolve, depth + 1)
+        kinds &= _admitted_kinds(part, resolve, depth + 1, memo)
     return kinds
 
 
@@ -131,11 +141,25 @@ def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
     return False
 
 
-def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
+_NO_FACTS = (frozenset(), {})
+
+
+def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> tuple[set, dict]:
     """The names ``rules`` requires, and for the names whose values it pins to literals, a superset of
     the values it allows (``[]``: the name is not allowed), read through its ``allOf`` parts (every
-    part holds) and, with ``resolve`` (a schema as its draft reads it, a lone ``$ref`` followed),
-    through its ``$ref``s."""
+    part holds), its ``anyOf``/``oneOf`` branches (what all of them say) and, with ``resolve`` (a
+    schema as its draft reads it, a lone ``$ref`` followed), through its ``$ref``s. Each schema
+    object is read once per ``memo`` (one on the way down says nothing: a loop, or shared parts
+    met again), so references fanning out many times over cost what the schemas do."""
+    memo = {} if memo is None else memo
+    if id(rules) in memo:
+        return memo[id(rules)][1]
+    memo[id(rules)] = (rules, _NO_FACTS)
+    found = memo[id(rules)] = (rules, _read_object_facts(rules, resolve, depth, memo))
+    return found[1]
+
+
+def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dict]:
     required: set = set()
     pins: dict = {}
     rules, parts = _as_read(rules, resolve)
@@ -151,14 +175,14 @@ def _object_facts(rules, resolve=None, depth: int = 0) -> tuple[set, dict]:
         if values is not None:
             pins[name] = values
     for part in parts:
-        more, inner = _object_facts(part, resolve, depth + 1)
+        more, inner = _object_facts(part, resolve, depth + 1, memo)
         required |= more
         for name, values in inner.items():
             pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
     for keyword in ("anyOf", "oneOf"):  # what holds in every branch holds of the schema
         branches = rules.get(keyword)
         if isinstance(branches, list) and branches:
-            every = [_object_facts(b, resolve, depth + 1) for b in branches]
+            every = [_object_facts(b, resolve, depth + 1, memo) for b in branches]
             required |= set.intersection(*(more for more, _ in every))
             for name in set.intersection(*(set(inner) for _, inner in every)):
                 values = [v for _, inner in every for v in inner[name]]
@@ -171,7 +195,10 @@ def _read(branches: list, resolve) -> tuple[list, list[set[str]], list[tuple]]:
     ``_object_facts``."""
     rules = [resolve(b) for b in branches]
     rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
-    return rules, [_admitted_kinds(r, resolve) for r in rules], [_object_facts(r, resolve) for r in rules]
+    kinds_memo: dict = {}
+    facts_memo: dict = {}
+    return (rules, [_admitted_kinds(r, resolve, 0, kinds_memo) for r in rules],
+            [_object_facts(r, resolve, 0, facts_memo) for r in rules])
 
 
 def exact_branches(branches: list, resolve) -> list | None:
