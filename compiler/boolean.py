@@ -50,11 +50,14 @@ class Complement:
     """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
-    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``)."""
+    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``).
+    Each schema object's complement is made once and shared (equal branches of a union are one), so
+    references that fan out many times over cost what the schemas do."""
 
     def __init__(self, follow, expanded):
         self.follow = follow
         self.expanded = expanded
+        self._made: dict[int, tuple] = {}  # id of a schema -> (the schema, its complement)
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
         if depth > MAX_REF_DEPTH:
@@ -63,6 +66,12 @@ class Complement:
             return not schema
         if not isinstance(schema, dict):
             raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
+        made = self._made.get(id(schema))
+        if made is None:
+            made = self._made[id(schema)] = (schema, self._complement(schema, slot, depth))
+        return made[1]
+
+    def _complement(self, schema: dict, slot: Slot, depth: int):
         rules = constraints(self.expanded(schema, slot.pointer))
         if not rules:
             return False
@@ -76,7 +85,7 @@ class Complement:
             branches.extend(self.keyword(key, value, rules, slot, depth))
         if any(b is True for b in branches):
             return True
-        branches = [b for b in branches if b is not False]
+        branches = _distinct([b for b in branches if b is not False])
         if not branches:
             return False
         return branches[0] if len(branches) == 1 else {"anyOf": branches}
@@ -142,9 +151,9 @@ class Complement:
         if key == "allOf":
             return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(value)]
         if key == "anyOf":
-            return [{"allOf": [self(part, slot.at("anyOf", i), depth) for i, part in enumerate(value)]}]
+            return [{"allOf": _distinct([self(part, slot.at("anyOf", i), depth) for i, part in enumerate(value)])}]
         if key == "oneOf":  # none of them, or two at once
-            none = {"allOf": [self(part, slot.at("oneOf", i), depth) for i, part in enumerate(value)]}
+            none = {"allOf": _distinct([self(part, slot.at("oneOf", i), depth) for i, part in enumerate(value)])}
             return [none] + [{"allOf": [a, b]} for i, a in enumerate(value) for b in value[i + 1:]]
         if key == "not":
             return [value]
@@ -173,6 +182,11 @@ class Complement:
         """Arrays failing the position schemas: long enough to reach position i, and wrong there."""
         return [{"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}]}
                 for i, sub in enumerate(prefix) if not is_trivial(sub)]
+
+
+def _distinct(schemas: list) -> list:
+    """``schemas`` with each object once (a complement made once is shared by every use)."""
+    return list({id(s): s for s in schemas}.values())
 
 
 _KIND_OF = {**dict.fromkeys(STRING_WORDS, "string"), **dict.fromkeys(NUMBER_WORDS, "number"),

@@ -63,6 +63,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
         self._separated: dict[tuple[int, int], int] = {}  # (place, count) -> past its separator
         self._deadline = time.monotonic() + options.max_seconds
+        self._timed = True  # compiling: past the deadline, refuse (what waits is lowered untimed)
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
@@ -97,6 +98,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         except OverflowError as exc:  # a scalar automaton (complements, products of patterns) past its bound
             raise SchemaTooComplex(self._slot.pointer, f"an automaton with {exc}", self._slot.via) from None
         self._forget_places()
+        self._timed = False
         prog = self.prog
         prog.finish(root)
         if not prog.root_is_live():
@@ -113,8 +115,8 @@ class Lowering(ScalarLowering, ContainerLowering):
     def _lower_queue(self, root: int, defer: bool = True, deadline: bool = True) -> None:
         """Lower the queued fragments, leaving to wait those that may (``deferral.py``)."""
         while self._queue:
-            if deadline and time.monotonic() > self._deadline:
-                raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
+            if deadline:
+                self._check_deadline()
             frag, schema, slot = self._queue.pop()
             verdict = None
             if defer and self.deferral is not None and frag != root:
@@ -127,6 +129,10 @@ class Lowering(ScalarLowering, ContainerLowering):
             self._slot = slot
             f = self.prog.fragments[frag]
             self.value(schema, slot, f.start, f.final)
+
+    def _check_deadline(self) -> None:
+        if self._timed and time.monotonic() > self._deadline:
+            raise SchemaTooComplex(self._slot.pointer, f"compiling took over {self.options.max_seconds} s", self._slot.via)
 
     def expand(self, prog: Program, frag: int, start: int, final: int) -> None:
         """Lower waiting fragment ``frag`` of ``prog`` between ``start`` and ``final``
@@ -378,9 +384,11 @@ class Lowering(ScalarLowering, ContainerLowering):
             return False
         if not isinstance(b, dict):
             raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
+        self._check_deadline()  # one fragment's meetings may multiply: the compile's time bounds them too
         b = self.expanded(b, slot.pointer)
         if is_trivial(a):
             return b
+
         def matches(pattern, name):
             return self.key_pattern(pattern, slot).matches(name)
 

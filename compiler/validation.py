@@ -167,7 +167,30 @@ class Validator:
         problems = _json_problems(instance)
         if problems:
             return problems
-        return trampoline.run(self._visit(instance, self.root, None), lambda request: self._visit(*request))
+        seen: dict = {}  # (id of a node, id of a value) -> (path, its errors): each judged once
+        try:
+            return trampoline.run(self._visit(instance, self.root, None), lambda request: self._once(request, seen))
+        finally:
+            seen.clear()
+
+    def _once(self, request, seen: dict):
+        """The check of ``request`` (``_visit``'s), or its errors where the same value at the same
+        place met the same node before: in-place subschemas that fan out through references (a
+        few schemas naming millions of paths) cost what the schemas and the value do."""
+        instance, node, path = request
+        if node is ANY:
+            return _returning([])
+        key = (id(node), id(instance))
+        found = seen.get(key)
+        if found is not None and (found[0] is path or found[0] == path):
+            return _returning(found[1])
+        return self._remembered(self._visit(instance, node, path), key, path, seen)
+
+    @staticmethod
+    def _remembered(check, key, path, seen: dict):
+        errors = yield from check
+        seen[key] = (path, errors)
+        return errors
 
     def is_valid(self, instance) -> bool:
         return not self.errors(instance)
@@ -374,6 +397,12 @@ class Validator:
             if most is not None and matches > most:
                 errors.append(f"{_show(pointer_of(path))}: more than {_num(most)} items match 'contains'")
         return errors
+
+
+def _returning(value):
+    """A generator that asks for nothing and returns ``value``."""
+    return value
+    yield  # noqa: B901 (a generator, as the trampoline drives)
 
 
 def _first_repeat(items: list) -> tuple[int, int] | None:

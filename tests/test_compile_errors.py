@@ -332,3 +332,27 @@ def test_one_of_proof_reads_each_schema_once_however_references_fan_out(applicat
     except constrain.SchemaError:
         pass  # refused or compiled: either way in bounded work
     assert len(reads) < 2_000
+
+
+def test_a_complement_is_made_once_per_schema_however_references_fan_out(monkeypatch):
+    """``not`` of an allOf whose references fan out six ways eight deep: each schema's complement
+    is made once and shared, and equal branches of a union are one (it had made 6**8)."""
+    from compiler.boolean import Complement
+    made = []
+    complement = Complement._complement
+    monkeypatch.setattr(Complement, "_complement", lambda self, *args: made.append(1) or complement(self, *args))
+    defs = {f"l{i}": {"allOf": [{"$ref": f"#/$defs/l{i + 1}"}] * 6} for i in range(8)}
+    defs["l8"] = {"type": "object", "required": ["b"]}
+    grammar = constrain.compile({"$defs": defs, "not": {"$ref": "#/$defs/l0"}}, whitespace="compact", cache=False)
+    assert grammar.accepts("1") and grammar.accepts('{"a":1}') and not grammar.accepts('{"b":1}')
+    assert len(made) < 50
+
+
+def test_meetings_that_multiply_within_one_fragment_stop_at_the_time_limit():
+    """A oneOf over branches that fan out through references meets without end inside one
+    fragment: the compile's time limit stops it there too (it had run for minutes past it)."""
+    defs = {f"l{i}": {"anyOf": [{"$ref": f"#/$defs/l{i + 1}"}] * 6 + [{"type": "string"}]} for i in range(9)}
+    defs["l9"] = {"type": "object", "required": ["b"], "properties": {"b": {"enum": [1, 2]}}}
+    schema = {"$defs": defs, "oneOf": [{"$ref": "#/$defs/l0"}, {"type": "object"}]}
+    with pytest.raises(constrain.SchemaTooComplex, match="compiling took over 1 s"):
+        constrain.compile(schema, cache=False, max_seconds=1)
