@@ -78,11 +78,16 @@ def _admitted_kinds(rules, resolve=None, depth: int = 0, memo: dict | None = Non
     those of its ``allOf`` parts and ``$ref`` (every part holds). Each schema object is read once
     per ``memo`` (as ``_object_facts``: one on the way down admits every type)."""
     memo = {} if memo is None else memo
-    if id(rules) in memo:
-        return memo[id(rules)][1]
-    memo[id(rules)] = (rules, set(KINDS))
-    found = memo[id(rules)] = (rules, _read_admitted_kinds(rules, resolve, depth, memo))
-    return found[1]
+    return _once(memo, rules, set(KINDS), lambda: _read_admitted_kinds(rules, resolve, depth, memo))
+
+
+def _once(memo: dict, rules, busy, read):
+    """``read()``, once per schema object and ``memo``; ``busy`` while it is being read (a schema
+    met again on the way down)."""
+    if id(rules) not in memo:
+        memo[id(rules)] = (rules, busy)
+        memo[id(rules)] = (rules, read())
+    return memo[id(rules)][1]
 
 
 def _read_admitted_kinds(rules, resolve, depth: int, memo: dict) -> set[str]:
@@ -152,11 +157,7 @@ def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None)
     object is read once per ``memo`` (one on the way down says nothing: a loop, or shared parts
     met again), so references fanning out many times over cost what the schemas do."""
     memo = {} if memo is None else memo
-    if id(rules) in memo:
-        return memo[id(rules)][1]
-    memo[id(rules)] = (rules, _NO_FACTS)
-    found = memo[id(rules)] = (rules, _read_object_facts(rules, resolve, depth, memo))
-    return found[1]
+    return _once(memo, rules, _NO_FACTS, lambda: _read_object_facts(rules, resolve, depth, memo))
 
 
 def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dict]:
