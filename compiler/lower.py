@@ -112,11 +112,10 @@ class Lowering(ScalarLowering, ContainerLowering):
             self.prog = None
         return prog
 
-    def _lower_queue(self, root: int, defer: bool = True, deadline: bool = True) -> None:
+    def _lower_queue(self, root: int, defer: bool = True) -> None:
         """Lower the queued fragments, leaving to wait those that may (``deferral.py``)."""
         while self._queue:
-            if deadline:
-                self._check_deadline()
+            self._check_deadline()
             frag, schema, slot = self._queue.pop()
             verdict = None
             if defer and self.deferral is not None and frag != root:
@@ -141,7 +140,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.prog, self._slot = prog, slot
         try:
             self.value(schema, slot, start, final)
-            self._lower_queue(-1, deadline=False)
+            self._lower_queue(-1)  # untimed: the compile is over
         finally:
             self.prog = None
             self._forget_places()
