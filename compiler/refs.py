@@ -109,11 +109,11 @@ class SchemaDocument:
         schema_uri = root.get("$schema", "") if isinstance(root, dict) else ""
         # Drafts 3 and 4 spell `$id` as `id`, and the other word is an unknown one there as `id` is
         # from draft 6 on (so their validators read it); a document naming no draft reads both.
-        named = _draft_named(schema_uri)
-        self._id_words = ("id",) if named in ("draft-03", "draft-04") else ("$id",) if named else ("$id", "id")
         # Drafts 3 to 7 ignore every keyword beside a `$ref` (so do their validators, which labelled
         # MaskBench); a document that does not name one of them gets 2020-12's rule: both apply.
-        self.ref_alone = named in _LEGACY
+        named = _draft_named(schema_uri)
+        id_word, self.ref_alone = id_word_and_ref_rule(schema_uri)
+        self._id_words = (id_word,) if named else ("$id", "id")
         # keywords another draft has and this one does not: unknown words here, so ignored. A
         # document naming no draft keeps every keyword: ignoring draft 7's `dependencies` there would
         # widen the language its author meant.
