@@ -19,7 +19,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
-from compiler.keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from compiler.keywords import LOWERING_WORDS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 _NAMING = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})  # what may name a schema (``_index``)
 _MODERN = ("2019-09", "2020-12")
@@ -116,8 +116,9 @@ class SchemaDocument:
         self._id_words = (id_word,) if named else ("$id", "id")
         # keywords another draft has and this one does not: unknown words here, so ignored. A
         # document naming no draft keeps every keyword: ignoring draft 7's `dependencies` there would
-        # widen the language its author meant.
-        self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ()))
+        # widen the language its author meant. The lowering's own words (``_not_values`` ...) are
+        # unknown words in any document: they mean something only where the lowering wrote them.
+        self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ())) | LOWERING_WORDS
         # 2019-09's unevaluatedItems does not count the items `contains` matched; 2020-12's does
         self.contains_evaluates = not (isinstance(schema_uri, str) and "2019-09" in schema_uri)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
@@ -335,8 +336,7 @@ class SchemaDocument:
         if not isinstance(node, (dict, bool)):
             raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (it points to "
                                          f"{type(node).__name__}, not a schema)", via)
-        if (self.ref_alone or self.ignored) and isinstance(node, dict) and id(node) not in self._indexed \
-                and id(node) not in self._read:
+        if isinstance(node, dict) and id(node) not in self._indexed and id(node) not in self._read:
             self._as_read(node)  # outside the schema keywords' tree: read as the draft reads it, now
         return target_pointer, self._read.get(id(node), node)
 

@@ -301,10 +301,30 @@ def test_a_document_naming_no_draft_keeps_dependencies():
 
 
 def test_a_schemas_underscore_words_are_unknown_keywords():
-    """``_id`` or ``_format`` in a schema are words outside the vocabularies (ignored); only the
-    lowering's few reserved words (compiler.keywords.LOWERING_WORDS) are read as its markers."""
+    """``_id`` or ``_format`` in a schema are words outside the vocabularies (ignored)."""
     g = constrain.compile({"allOf": [{"_id": 1}, {"_id": 2}], "not": {"_format": "x", "type": "string"}}, cache=False)
     assert g.accepts("1") and not g.accepts('"a"')
+
+
+@pytest.mark.parametrize("word, value", [("_not_integer", True), ("_not_values", [3, "a", None]),
+                                         ("_not_multiples", [3]), ("_not_patterns", ["a"]), ("_not_formats", ["date"]),
+                                         ("_some_member", [{"names": True, "value": False}]), ("_extra_witness", 1),
+                                         ("_contains_also", [{"type": "string"}])])
+def test_the_lowerings_own_words_are_unknown_words_in_a_schema(word, value):
+    """The lowering marks what it writes with a few words of its own (``keywords.LOWERING_WORDS``);
+    in a user's schema they are unknown words like any other: ignored by ``compile`` and ``validate``
+    alike, here, under ``$ref``, under ``not`` and in a draft 7 document. (``_not_integer`` had
+    refused ``3``, ``_extra_witness`` had crashed.)"""
+    docs = [3, 3.5, "a", "b", None, {}, {"a": 1}, [], ["a"], [1]]
+    for schema in ({word: value}, {"$defs": {"d": {word: value}}, "$ref": "#/$defs/d"},
+                   {"not": {word: value, "type": "integer"}},
+                   {"$schema": "http://json-schema.org/draft-07/schema#", "items": {word: value}}):
+        grammar = constrain.compile(schema, cache=False, property_order="any", whitespace="compact")
+        oracle = jsonschema.Draft202012Validator(schema) if "$schema" not in schema else jsonschema.Draft7Validator(schema)
+        for doc in docs:
+            expected = oracle.is_valid(doc)
+            assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) == expected, (schema, doc)
+            assert (constrain.validate(doc, schema) == []) == expected, (schema, doc)
 
 
 def test_one_of_on_a_discriminator_read_through_allof_and_refs():
