@@ -28,6 +28,10 @@ EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agre
                     "tests/test_drafts.py"]
 
 BOOLEAN_MUTATIONS = [
+    ("an enum's filter: a member outside the names found among the names", "compiler/validation.py",
+     'how == "outside" and name not in keys[0] and', 'how == "outside" and'),
+    ("an enum's filter: a second contains unread", "compiler/validation.py",
+     "for wanted in rules.contains_also:", "for wanted in ():"),
     ("a name's schema met with any negation allows nothing", "compiler/merge.py",
      'isinstance(x, dict) and (y["not"] is x or json_equal(y["not"], x))', "isinstance(x, dict)"),
     ("a union beside a closed object always implied", "compiler/merge.py",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
-from .keywords import TYPES, UNSUPPORTED
+from .keywords import MARKERS, TYPES, UNSUPPORTED
 from .refs import SchemaDocument, child, pointer_of
 from .values import finite_number, json_problems, non_negative_int
 
@@ -32,17 +32,47 @@ ARRAY_WORDS = frozenset(("minItems", "maxItems", "items", "prefixItems", "contai
 IN_PLACE_WORDS = frozenset(LISTS + ("$ref", "not", "if", "unevaluatedProperties", "unevaluatedItems"))
 
 
-def numeric_bounds(rules: dict) -> tuple:
-    """``minimum``, ``maximum``, ``exclusiveMinimum`` and ``exclusiveMaximum`` (None where absent),
-    draft 4's boolean flags moved onto their bound: ``{"minimum": 5, "exclusiveMinimum": true}`` is
-    an exclusive minimum of 5, for the lowering and for validate alike."""
+_NUMBER_FACET = NUMBER_WORDS | {"_not_multiples", "_not_integer"}
+_STRING_FACET = STRING_WORDS | {"_not_patterns", "_not_formats"}
+
+
+def number_rules(rules: dict) -> NumberRules | None:
+    """What ``rules`` say of numbers alone (None: nothing), read once for the build and the lowering
+    alike: draft 4's boolean flags moved onto their bound (``{"minimum": 5, "exclusiveMinimum":
+    true}`` is an exclusive minimum of 5), and a complement's leaves where the lowering wrote them."""
+    if _NUMBER_FACET.isdisjoint(rules):
+        return None
+    number = NumberRules()
     lo, hi = rules.get("minimum"), rules.get("maximum")
     xlo, xhi = rules.get("exclusiveMinimum"), rules.get("exclusiveMaximum")
     if isinstance(xlo, bool):
         xlo, lo = (lo, None) if xlo else (None, lo)
     if isinstance(xhi, bool):
         xhi, hi = (hi, None) if xhi else (None, hi)
-    return lo, hi, xlo, xhi
+    number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum = lo, hi, xlo, xhi
+    number.multiple_of = rules.get("multipleOf")
+    if "_not_multiples" in rules or "_not_integer" in rules:
+        number.not_multiples, number.not_integer = tuple(rules.get("_not_multiples", ())), bool(rules.get("_not_integer"))
+    return number
+
+
+def string_rules(rules: dict) -> StringRules | None:
+    """What ``rules`` say of strings alone (None: nothing), read once for the build and the lowering
+    alike: the lengths, every pattern (a meet gathers several), and a complement's leaves."""
+    if _STRING_FACET.isdisjoint(rules):
+        return None
+    string = StringRules()
+    string.min_length, string.max_length = rules.get("minLength"), rules.get("maxLength")
+    if "pattern" in rules:
+        string.patterns = gathered(rules["pattern"])
+    if "_not_patterns" in rules or "_not_formats" in rules:
+        string.not_patterns, string.not_formats = tuple(rules.get("_not_patterns", ())), tuple(rules.get("_not_formats", ()))
+    return string
+
+
+def gathered(value) -> tuple:
+    """A pattern or format as a tuple: one as written, several where the lowering met schemas."""
+    return value if isinstance(value, tuple) else (value,)
 
 
 def build(doc: SchemaDocument, root=None) -> Node:
@@ -55,10 +85,12 @@ def build(doc: SchemaDocument, root=None) -> Node:
 
 class Reader:
     """Reads schema objects into nodes; ``node`` may be called again after ``run`` (the validator
-    reads the schemas its ``unevaluated*`` rewrites write), then ``run`` again."""
+    reads the schemas its ``unevaluated*`` rewrites write), then ``run`` again. ``written``: the
+    schemas are ones the lowering wrote from ``doc``'s, in its own words too (``ir.py``)."""
 
-    def __init__(self, doc: SchemaDocument):
+    def __init__(self, doc: SchemaDocument, written: bool = False):
         self.doc = doc
+        self.written = written
         self.nodes: list[Node] = []          # every node read, in the order read
         self._by_id: dict[int, Node] = {}    # id of a schema object -> its node
         self._pending: list[Node] = []
@@ -146,18 +178,13 @@ class Reader:
             for key in ("exclusiveMinimum", "exclusiveMaximum"):
                 if key in rules and not (finite_number(rules[key]) or isinstance(rules[key], bool)):
                     raise invalid(key, f"{key} must be a finite number")
-            if not NUMBER_WORDS.isdisjoint(rules):
-                number = node.number = NumberRules()
-                number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum = numeric_bounds(rules)
-                number.multiple_of = rules.get("multipleOf")
         for key in ("pattern", "format", "$ref"):
-            if key in rules and not isinstance(rules[key], str):
+            if key in rules and not isinstance(rules[key], str) and not (
+                    self.written and key != "$ref" and isinstance(rules[key], tuple)):  # gathered by a meet
                 raise invalid(key, f"{key} must be a string")
-        node.format = rules.get("format")
-        if not STRING_WORDS.isdisjoint(rules):
-            string = node.string = StringRules()
-            string.min_length, string.max_length = rules.get("minLength"), rules.get("maxLength")
-            string.pattern = rules.get("pattern")
+        if "format" in rules:
+            node.formats = gathered(rules["format"])
+        node.number, node.string = number_rules(rules), string_rules(rules)
         if not OBJECT_WORDS.isdisjoint(rules):
             node.object = ObjectRules()
             node.object.required = required
@@ -171,6 +198,8 @@ class Reader:
                 node.array.unique = rules["uniqueItems"]
         if not SUBSCHEMA_KEYS.isdisjoint(rules):
             self._subschemas(node, rules, where, invalid)
+        if self.written and not _MARKED.isdisjoint(rules):
+            self._marked(node, rules)
         if "$ref" in rules:
             ref = rules["$ref"]
             resolved = self._resolved.get(ref) if self._resolved is not None else None
@@ -253,6 +282,24 @@ class Reader:
                 else:
                     node.one_of = branches
 
+    def _marked(self, node: Node, rules: dict) -> None:
+        """Read the leaves of a complement the lowering wrote in its own words (``boolean.py``)."""
+        def sub(segments: tuple, value) -> Node:
+            return self.node(value, (node.path, segments), node.via)
+
+        node.not_values = rules.get("_not_values", [])  # (the scalar leaves: ``number_rules``, ``string_rules``)
+        if "_contains_also" in rules:
+            node.array = node.array or ArrayRules()
+            node.array.contains_also = [sub(("_contains_also", i), c) for i, c in enumerate(rules["_contains_also"])]
+        if "_some_member" in rules:
+            node.object = node.object or ObjectRules()
+            node.object.some_member = [
+                ("names", sub(("_some_member", i, "names"), some["names"]), value) if "names" in some else
+                ("pattern", some["pattern"], value) if "pattern" in some else
+                ("outside", (tuple(some["outside"]), tuple(some["patterns"])), value)
+                for i, some in enumerate(rules["_some_member"])
+                for value in [sub(("_some_member", i, "value"), some["value"])]]
+
     def _check_loops(self) -> None:
         """A ``$ref`` loop that never descends into the instance (``{"$ref": "#"}``) can be neither
         lowered nor validated: refused, naming a ``$ref`` on it. Every such loop passes through a
@@ -279,6 +326,9 @@ class Reader:
                     state[id(following)] = 1
                     stack.append((following, iter(_in_place(following))))
         self._targets.clear()
+
+
+_MARKED = frozenset(MARKERS) - _NUMBER_FACET - _STRING_FACET
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})  # values JSON always holds (most enums hold nothing else)

@@ -10,7 +10,8 @@ from automaton.counted import CountedBlock
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
-from .build import numeric_bounds
+from .build import number_rules
+from .ir import NumberRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
 from .merge import both, constraints
 from .one_of import pinned_values
@@ -188,7 +189,8 @@ class ContainerLowering:
         if kinds is not None and kinds <= {"boolean", "null"}:
             return [True, False] * ("boolean" in kinds) + [None] * ("null" in kinds)
         if kinds == {"integer"}:
-            lo, hi, xlo, xhi = numeric_bounds(rules)
+            number = number_rules(rules) or NumberRules()
+            lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
             lows = ([math.ceil(lo)] if lo is not None else []) + ([math.floor(xlo) + 1] if xlo is not None else [])
             highs = ([math.floor(hi)] if hi is not None else []) + ([math.ceil(xhi) - 1] if xhi is not None else [])
             low, high = max(lows, default=None), min(highs, default=None)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 
-from .build import numeric_bounds
+from .build import number_rules
+from .ir import NumberRules
 from .values import has_type, is_number, json_type
 from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
 from .counting import counted_group
@@ -342,10 +343,11 @@ def _string(self, node: dict, frames: int) -> bool:
 
 def _number(integer: bool):
     def inhabited(_, node: dict, frames: int) -> bool:
-        lo, hi, xlo, xhi = numeric_bounds(node)
+        number = number_rules(node) or NumberRules()
+        lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
         low = max((v for v in (lo, xlo) if is_number(v)), default=None)
         high = min((v for v in (hi, xhi) if is_number(v)), default=None)
-        if node.get("_not_integer"):  # a fraction: none among integers, some between any two numbers
+        if number.not_integer:  # a fraction: none among integers, some between any two numbers
             return not integer and (low is None or high is None or high > low)
         if low is None or high is None:
             return True

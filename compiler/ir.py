@@ -11,6 +11,10 @@ Keywords that speak to one JSON type only are grouped in a facet (`StringRules`,
 `ObjectRules`, `ArrayRules`), None where the schema says nothing of that type. Every field has a
 class-level default and a node sets only what its schema says: most schemas say little, and a
 node is made for each one a compile reaches.
+
+The schemas the lowering writes read into nodes too (``build.Reader(written=True)``): where schemas
+meet, patterns and formats gather, and the leaves of a complement (``boolean.py``) are written in
+the lowering's own words (``keywords.MARKERS``), here the fields marked "a complement's".
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ ABSENT = object()
 class StringRules:
     min_length = None
     max_length = None
-    pattern: str | None = None
+    patterns: tuple = ()               # each pattern that applies (a schema has one, a meet gathers more)
+    not_patterns: tuple = ()           # a complement's: patterns no string may match
+    not_formats: tuple = ()            # a complement's: formats no string may conform to
 
 
 class NumberRules:
@@ -32,6 +38,8 @@ class NumberRules:
     exclusive_minimum = None
     exclusive_maximum = None
     multiple_of = None
+    not_multiples: tuple = ()          # a complement's: steps no number may be a multiple of
+    not_integer = False                # a complement's: no integer
 
 
 class ObjectRules:
@@ -44,6 +52,10 @@ class ObjectRules:
     additional: Node | None = None     # additionalProperties, None where absent
     dependent: list = []               # (name, list of names | Node) where the name is present
     dependent_schemas: dict = {}       # dependentSchemas alone (what unevaluatedProperties sees)
+    # a complement's: for each entry, some member with a key the entry names and a value meeting
+    # its node: ("names", Node, value) a key that Node refuses; ("pattern", str, value) a key it
+    # matches; ("outside", (names, patterns), value) a key none of them names or matches
+    some_member: list = []
 
 
 class ArrayRules:
@@ -54,6 +66,7 @@ class ArrayRules:
     contains: Node | None = None
     min_contains = 1
     max_contains = None
+    contains_also: list = []           # more Nodes, each matched by some item (contains met with contains)
     unique = False                     # uniqueItems: true
 
 
@@ -64,7 +77,8 @@ class Node:
     types: tuple | None = None         # the listed type names, None where ``type`` is absent
     enum: list | None = None
     const = ABSENT
-    format: str | None = None
+    formats: tuple = ()                # each format that applies (a schema has one, a meet gathers more)
+    not_values: list = []              # a complement's: values ruled out
     string: StringRules | None = None
     number: NumberRules | None = None
     object: ObjectRules | None = None

@@ -422,7 +422,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             values = [const] if values is None or json_in(const, values) else []
         numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
         if rules:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
-            check = Validator(_plain_schema(rules), dialect=self.options.dialect, document=self.doc)
+            check = Validator(rules, dialect=self.options.dialect, document=self.doc)
             values = [v for v in values if not is_number(v) and check.is_valid(v)]
             numbers = [text for text in numbers if check.is_valid(json.loads(text))]
         else:
@@ -512,26 +512,3 @@ def _number_texts(v) -> list[str]:
     elif isinstance(v, int):
         texts.append(f"{v}.0")
     return texts
-
-
-def _plain_schema(rules: dict) -> dict:
-    """Merged rules written back as a user-level schema (accumulated patterns/formats as allOf)."""
-    out = {k: v for k, v in rules.items() if not isinstance(v, tuple) and not k.startswith("_")}
-    extra = [{k: x} for k, v in rules.items() if isinstance(v, tuple) and not k.startswith("_") for x in v]
-    extra += [{"not": {"enum": rules["_not_values"]}}] if rules.get("_not_values") else []
-    extra += [{"not": {"pattern": p}} for p in rules.get("_not_patterns", ())]
-    extra += [{"not": {"format": f}} for f in rules.get("_not_formats", ())]
-    extra += [{"contains": c} for c in rules.get("_contains_also", ())]
-    extra += [{"not": {"multipleOf": m}} for m in rules.get("_not_multiples", ())]
-    extra += [{"not": {"type": "integer"}}] if rules.get("_not_integer") else []
-    for some in rules.get("_some_member", ()):
-        if "names" in some:
-            extra.append({"not": {"propertyNames": some["names"]}})
-        elif "pattern" in some:
-            extra.append({"not": {"patternProperties": {some["pattern"]: {"not": some["value"]}}}})
-        else:
-            extra.append({"not": {"properties": {n: True for n in some["outside"]}, "additionalProperties": {"not": some["value"]},
-                                  "patternProperties": {p: True for p in some["patterns"]}}})
-    if extra:
-        out["allOf"] = extra
-    return out

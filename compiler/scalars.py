@@ -19,7 +19,8 @@ from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .build import numeric_bounds
+from .build import gathered, number_rules, string_rules
+from .ir import NumberRules, StringRules
 from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
@@ -46,14 +47,14 @@ class ScalarLowering:
         self.lower_number(rules, slot, src, dst, integer=True)
 
     def lower_number(self, rules, slot, src, dst, integer=False):
-        lo, hi, xlo, xhi = numeric_bounds(rules)
-        if rules.get("_not_integer") and integer:
+        number = number_rules(rules) or NumberRules()
+        lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
+        if number.not_integer and integer:
             return self.never(slot, "'not integer' of an integer")
         portable = self.options.dialect == "portable"
-        formats = rules.get("format", ())
-        formats = formats if isinstance(formats, tuple) else (formats,)
-        not_steps = [m for m in rules.get("_not_multiples", ()) if is_number(m) and m > 0]
-        for step in [rules.get("multipleOf")] + not_steps if portable else ():
+        formats = gathered(rules.get("format", ()))
+        not_steps = number.not_multiples
+        for step in (number.multiple_of, *not_steps) if portable else ():
             if is_number(step) and step > 0:  # Ajv's division is exact below this quotient
                 limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
                 xlo = -limit if not is_number(xlo) else max(xlo, -limit)
@@ -65,14 +66,14 @@ class ScalarLowering:
                     lo = bounds[0] if not is_number(lo) else max(lo, bounds[0])
                     hi = bounds[1] if not is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        fraction = bool(rules.get("_not_integer"))
-        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(rules.get("multipleOf")),
+        fraction = number.not_integer
+        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(number.multiple_of),
                tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)), fraction)
         try:
             frag = self._shared.get(key)
             if frag is None:
                 dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo, exclusive_maximum=xhi,
-                                 multiple_of=rules.get("multipleOf"), pointer=slot.pointer, portable=portable)
+                                 multiple_of=number.multiple_of, pointer=slot.pointer, portable=portable)
                 for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ... (portable: every
                     # text that reads as its double, so the open interval between the next doubles)
                     near = ({"exclusive_minimum": math.nextafter(v, -math.inf),
@@ -177,15 +178,12 @@ class ScalarLowering:
         """The strings ``rules`` allow, as a union of scalar automata each within a length range
         ``(automaton or None for any string, least, most or None)``; most schemas have one term,
         hostname two (its total length is a range)."""
-        patterns = rules.get("pattern", ())
-        formats = rules.get("format", ())
-        patterns = patterns if isinstance(patterns, tuple) else (patterns,)
-        formats = formats if isinstance(formats, tuple) else (formats,)
-        lo, hi = rules.get("minLength", 0), rules.get("maxLength")
-        lo, hi = int(lo), None if hi is None else int(hi)
+        string = string_rules(rules) or StringRules()
+        formats = gathered(rules.get("format", ()))
+        lo, hi = int(string.min_length or 0), None if string.max_length is None else int(string.max_length)
         terms: list[tuple[CharDFA | None, int, int | None]] = [(None, lo, hi)]
         try:
-            for p in patterns:
+            for p in string.patterns:
                 found = pattern_terms(p, child(slot.pointer, "pattern"), dialect=REGEX_DIALECT[self.options.dialect])
                 terms = [(_meet(d, pd), max(a, c), _least(b, e)) for d, a, b in terms for pd, c, e in found]
             for f in formats:
@@ -202,12 +200,12 @@ class ScalarLowering:
             if excluded:
                 terms = [(chardfa.difference(d or chardfa.any_string(), chardfa.literal_strings(excluded)), a, b)
                          for d, a, b in terms]
-            for p in rules.get("_not_patterns", ()):
+            for p in string.not_patterns:
                 # a string either reading matches is out (portable): both must find no match
                 either = "either" if self.options.dialect == "portable" else "ecma"
                 pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"), dialect=either)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
-            for f in rules.get("_not_formats", ()):
+            for f in string.not_formats:
                 ruled_out = self.format_language(f, slot)
                 terms = [(chardfa.difference(d or chardfa.any_string(), ruled_out), a, b) for d, a, b in terms]
         except SchemaError as exc:

@@ -112,7 +112,7 @@ class Validator:
         # evaluated names are gathered as it is validated instead (``_evaluated``)
         self._by_instance: dict[Node, Node] = {}
         self.schema = schema  # the root as read (its draft's words only)
-        reader = Reader(self.document)
+        reader = Reader(self.document, written=document is not None)
         self.root = reader.node(schema, None, ())
         reader.run()
         evaluation = Evaluation(self.document)
@@ -124,10 +124,13 @@ class Validator:
         """Compile ``node``'s patterns, load its format's checker and read its unevaluated keywords'
         rewrite: refuse here what the compiler refuses."""
         where = lambda: pointer_of(node.path)  # noqa: E731
-        if node.string is not None and node.string.pattern is not None:
-            self._matcher(node.string.pattern, child(where(), "pattern"), node.via)
-        if node.format is not None and (node.types is None or "string" in node.types):
-            fmt = node.format  # the lowering reads a format only where a string is let through
+        string = node.string
+        if string is not None:
+            for pattern in string.patterns + string.not_patterns:
+                self._matcher(pattern, child(where(), "pattern"), node.via)
+        # the lowering reads a format only where a string is let through
+        formats = node.formats if node.types is None or "string" in node.types else ()
+        for fmt in formats + (string.not_formats if string is not None else ()):
             if fmt in KNOWN_FORMATS:
                 _checker(fmt, child(where(), "format"), node.via)
             elif fmt in CHECKED_BUT_OPEN:
@@ -135,6 +138,9 @@ class Validator:
         if node.object is not None:
             for pattern, _ in node.object.pattern_properties:
                 self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
+            for how, keys, _ in node.object.some_member:
+                for pattern in (keys,) if how == "pattern" else keys[1] if how == "outside" else ():
+                    self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
         if not node.unevaluated:
             return
         rules = node.source
@@ -209,6 +215,8 @@ class Validator:
             errors.append(f"{_show(pointer_of(path))}: must be one of {_dump(node.enum)}")
         if node.const is not ABSENT and not json_equal(instance, node.const):
             errors.append(f"{_show(pointer_of(path))}: must be {_dump(node.const)}")
+        if node.not_values and any(json_equal(instance, v) for v in node.not_values):
+            errors.append(f"{_show(pointer_of(path))}: must not be {_dump(instance)}")
         if actual == "string":
             errors.extend(self._string(instance, node, path))
         elif actual in ("integer", "number"):
@@ -306,13 +314,23 @@ class Validator:
                 errors.append(f"{_show(pointer_of(path))}: shorter than {_num(rules.min_length)}")
             if rules.max_length is not None and len(instance) > rules.max_length:
                 errors.append(f"{_show(pointer_of(path))}: longer than {_num(rules.max_length)}")
-            if rules.pattern is not None and not self._matchers[rules.pattern].matches(instance):
-                errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(rules.pattern)}")
-        fmt = node.format
-        if fmt is not None and ((fmt in KNOWN_FORMATS and not _format_checker.conforms(instance, fmt)) or (
-                self.dialect == "portable" and not portable_matches(fmt, instance))):
-            errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
+            for pattern in rules.patterns:
+                if not self._matchers[pattern].matches(instance):
+                    errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(pattern)}")
+            for pattern in rules.not_patterns:
+                if self._matchers[pattern].matches(instance):
+                    errors.append(f"{_show(pointer_of(path))}: matches pattern {_dump(pattern)}")
+            for fmt in rules.not_formats:
+                if self._conforms(fmt, instance):
+                    errors.append(f"{_show(pointer_of(path))}: a valid {fmt}")
+        for fmt in node.formats:
+            if not self._conforms(fmt, instance):
+                errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
         return errors
+
+    def _conforms(self, fmt, instance: str) -> bool:
+        return (fmt not in KNOWN_FORMATS or _format_checker.conforms(instance, fmt)) and (
+            self.dialect != "portable" or portable_matches(fmt, instance))
 
     def _number(self, instance, node: Node, path) -> list[str]:
         errors = []
@@ -330,17 +348,28 @@ class Validator:
             if xhi is not None and value >= decimal_of(xhi):
                 errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
             if rules.multiple_of is not None:
-                quotient = Fraction(value) / Fraction(decimal_of(rules.multiple_of))
-                if quotient.denominator != 1:
-                    errors.append(f"{where()}: not a multiple of {_num(rules.multiple_of)}")
-                elif self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
-                    errors.append(f"{where()}: too large a multiple of {_num(rules.multiple_of)} for Ajv to check")
-        fmt = node.format
-        if self.dialect == "portable" and fmt in INTEGER_FORMATS:
-            bounds = INTEGER_FORMATS[fmt]
-            if value != value.to_integral_value() or (bounds and not bounds[0] <= value <= bounds[1]):
+                wrong = self._not_a_multiple(value, rules.multiple_of)
+                if wrong:
+                    errors.append(f"{where()}: {wrong}")
+            for step in rules.not_multiples:
+                if not self._not_a_multiple(value, step):
+                    errors.append(f"{where()}: a multiple of {_num(step)}")
+            if rules.not_integer and json_type(instance) == "integer":  # (1.0 is no integer: as has_type)
+                errors.append(f"{where()}: an integer")
+        for fmt in node.formats if self.dialect == "portable" else ():
+            bounds = INTEGER_FORMATS.get(fmt, ())
+            if bounds != () and (value != value.to_integral_value() or (bounds and not bounds[0] <= value <= bounds[1])):
                 errors.append(f"{where()}: not an {fmt}")
         return errors
+
+    def _not_a_multiple(self, value, step) -> str | None:
+        """Why ``value`` fails ``multipleOf: step`` (None: it passes)."""
+        quotient = Fraction(value) / Fraction(decimal_of(step))
+        if quotient.denominator != 1:
+            return f"not a multiple of {_num(step)}"
+        if self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
+            return f"too large a multiple of {_num(step)} for Ajv to check"
+        return None
 
     def _object(self, instance: dict, rules: ObjectRules, path):
         errors = []
@@ -355,6 +384,15 @@ class Validator:
             for name in instance:
                 if (yield (name, rules.property_names, path)):
                     errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
+        for how, keys, wanted in rules.some_member:
+            for name, value in instance.items():
+                if (how == "names" and (yield (name, keys, path))) or (
+                        how == "pattern" and self._matchers[keys].matches(name)) or (
+                        how == "outside" and name not in keys[0] and not any(self._matchers[p].matches(name) for p in keys[1])):
+                    if not (yield (value, wanted, (path, "/" + escape(name)))):
+                        break
+            else:
+                errors.append(f"{_show(pointer_of(path))}: no member of the kind 'not' asks for")
         properties, patterns = rules.properties, rules.pattern_properties
         additional = rules.additional
         if not properties and not patterns and additional in (None, ANY):
@@ -387,6 +425,12 @@ class Validator:
             first = _first_repeat(instance)
             if first is not None:
                 errors.append(f"{_show(pointer_of(path))}: items {first[0]} and {first[1]} are equal (uniqueItems)")
+        for wanted in rules.contains_also:
+            for value in instance:
+                if not (yield (value, wanted, path)):
+                    break
+            else:
+                errors.append(f"{_show(pointer_of(path))}: no item matches each 'contains'")
         if rules.contains is not None:
             matches = 0
             for value in instance:

@@ -172,8 +172,8 @@ def _kind(node: Node, depth: int = 0) -> str:
         elif t == "object" and node.object is not None and node.object.required:
             keys = ", ".join(json.dumps(k, ensure_ascii=False) for k in node.object.required[:8])
             nouns.append(f"a JSON object with keys {keys}")
-        elif t == "string" and node.format is not None:
-            nouns.append(f"a string ({node.format})")
+        elif t == "string" and node.formats:
+            nouns.append(f"a string ({', '.join(node.formats)})")
         else:
             nouns.append(_NOUNS.get(t, str(t)))
     return " or ".join(nouns)

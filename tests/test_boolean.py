@@ -292,6 +292,37 @@ def test_enum_values_are_filtered_by_the_complements_own_keywords(draft):
             assert (constrain.validate(instance, schema) == []) == oracle.is_valid(instance), (schema, instance)
 
 
+ENUM_POOL = [None, True, 3, 4, 3.5, 6, "a", "b", "2024-01-01", [], [1], ["a"], [1, "a"], {}, {"a": 1}, {"b": "x"}, {"ab": "s"},
+             {"ab": 2, "c": None}]
+
+
+@pytest.mark.parametrize("negated", [
+    {"type": "integer"}, {"type": ["integer", "string"]}, {"enum": [3, "a", [1]]}, {"const": {"a": 1}},
+    {"multipleOf": 2}, {"minimum": 3.5}, {"exclusiveMaximum": 4}, {"pattern": "^a"}, {"format": "date"},
+    {"maxLength": 1}, {"additionalProperties": {"type": "integer"}}, {"patternProperties": {"^a": {"type": "integer"}}},
+    {"propertyNames": {"maxLength": 1}}, {"properties": {"a": {"const": 1}}, "additionalProperties": False},
+    {"contains": {"type": "string"}}, {"items": {"type": "integer"}}, {"required": ["a"]},
+    {"anyOf": [{"type": "integer"}, {"pattern": "b"}]}, {"not": {"multipleOf": 3}},
+    {"allOf": [{"items": {"type": "string"}}, {"additionalProperties": {"type": "null"}}]}])
+def test_an_enum_beside_each_complement_keeps_what_the_complement_admits(negated):
+    """Each leaf a complement writes in the lowering's own words (values, patterns, formats,
+    multiples, 'not an integer', some member, one more ``contains``) is read by ``validate`` when it
+    filters an enum beside it, with the meaning python-jsonschema gives ``not``."""
+    for schema in ({"enum": ENUM_POOL, "not": negated}, {"enum": ENUM_POOL, "not": negated, "type": ["array", "object"]},
+                   {"enum": ENUM_POOL, "allOf": [{"not": negated}, {"not": {"const": "b"}}]},
+                   {"enum": ENUM_POOL, "not": negated, "contains": {"type": "integer"}}):
+        oracle = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+        try:
+            grammar = constrain.compile(schema, cache=False, whitespace="compact", property_order="any")
+        except constrain.UnsupportedKeyword:
+            continue
+        except constrain.Unsatisfiable:
+            assert not any(oracle.is_valid(value) for value in ENUM_POOL), schema
+            continue
+        for value in ENUM_POOL:
+            assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), (schema, value)
+
+
 def test_a_document_naming_no_draft_keeps_dependencies():
     """Without `$schema`, draft 7's `dependencies` still applies: ignoring it would widen the language."""
     schema = {"type": "object", "dependencies": {"a": ["b"]}}
