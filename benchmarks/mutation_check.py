@@ -76,7 +76,7 @@ BOOLEAN_MUTATIONS = [
      'self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ()))',
      "self.ignored = frozenset()"),
     ("a schema's own _not_values read as the lowering's", "compiler/refs.py",
-     '(named, frozenset({"dependencies"} if named else ())) | LOWERING_WORDS', '(named, frozenset({"dependencies"} if named else ()))'),
+     '(named, frozenset({"dependencies"} if named else ())) | MARKERS', '(named, frozenset({"dependencies"} if named else ()))'),
     ("oneOf proof reads what a $ref hides", "compiler/one_of.py",
      "        rules = resolve(rules)\n    if not isinstance(rules, dict):\n        return rules, []",
      "        pass\n    if not isinstance(rules, dict):\n        return rules, []"),

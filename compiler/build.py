@@ -85,8 +85,9 @@ def build(doc: SchemaDocument, root=None) -> Node:
 
 class Reader:
     """Reads schema objects into nodes; ``node`` may be called again after ``run`` (the validator
-    reads the schemas its ``unevaluated*`` rewrites write), then ``run`` again. ``written``: the
-    schemas are ones the lowering wrote from ``doc``'s, in its own words too (``ir.py``)."""
+    reads the schemas its ``unevaluated*`` rewrites write), then ``run`` again. ``written``: what it
+    reads (from now on) are schemas the lowering wrote from ``doc``'s, in its own words too
+    (``ir.py``)."""
 
     def __init__(self, doc: SchemaDocument, written: bool = False):
         self.doc = doc
@@ -110,6 +111,15 @@ class Reader:
             found.source, found.path, found.via = value, path, via
             self._pending.append(found)
         return found
+
+    def read_now(self, value: dict) -> Node:
+        """A new node of ``value`` (a schema the lowering wrote, which it may change once read),
+        read now with what it reaches (the document's subschemas were read already)."""
+        node = Node()
+        node.source = value
+        self._pending.append(node)
+        self.run()
+        return node
 
     def run(self) -> None:
         """Read every pending node (and what it reaches), then refuse a ``$ref`` loop."""
@@ -264,7 +274,7 @@ class Reader:
         items = rules.get("items")
         if isinstance(items, list):  # draft 4-2019 tuple form: additionalItems is the rest
             arr.prefix = [sub(("items", i), value) for i, value in enumerate(items)]
-            arr.rest = single.get("additionalItems")
+            arr.rest, arr.listed = single.get("additionalItems"), True
         elif "items" in rules:
             arr.rest = sub(("items",), items)
         for key in ("prefixItems", *LISTS):
@@ -328,7 +338,7 @@ class Reader:
         self._targets.clear()
 
 
-_MARKED = frozenset(MARKERS) - _NUMBER_FACET - _STRING_FACET
+_MARKED = MARKERS - _NUMBER_FACET - _STRING_FACET
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})  # values JSON always holds (most enums hold nothing else)

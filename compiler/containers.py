@@ -11,7 +11,7 @@ from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
 from .build import number_rules
-from .ir import NumberRules
+from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
 from .merge import both, constraints
 from .one_of import pinned_values
@@ -38,23 +38,20 @@ class ContainerLowering:
     """Mixin of ``Lowering``: arrays and objects count their items in a grid of states and call
     one fragment per member, so an item's schema is lowered once whatever the count."""
 
-    def lower_array(self, rules, slot, src, dst):
-        self.refuse_excluded(list, rules, slot)
-        prefix, items = rules.get("prefixItems"), rules.get("items", True)
-        if isinstance(items, list):  # draft 7 tuple form
-            prefix, items = items, rules.get("additionalItems", True)
-            item_slot = slot.at("additionalItems")
-        else:
-            item_slot = slot.at("items")
-        prefix = prefix or []
-        lo, hi = count_of(rules, "minItems", slot), count_of(rules, "maxItems", slot)
+    def lower_array(self, node: Node, slot, src, dst):
+        self.refuse_excluded(list, node, slot)
+        arr = node.array or ArrayRules()
+        prefix = [p.source for p in arr.prefix]
+        items = arr.rest.source if arr.rest is not None else True
+        prefix_word, item_slot = ("items", slot.at("additionalItems")) if arr.listed else ("prefixItems", slot.at("items"))
+        lo, hi = count_of(arr.min_items, "minItems", slot), count_of(arr.max_items, "maxItems", slot)
         if hi is not None and lo > hi:
             self.never(slot, "minItems above maxItems")
             return
         # contains: items matching it are counted, up to at least minContains (at most maxContains)
-        wanted = rules.get("contains")
-        least = count_of(rules, "minContains", slot) if "minContains" in rules else 1
-        most = count_of(rules, "maxContains", slot) if wanted is not None else None
+        wanted = arr.contains.source if arr.contains is not None else None
+        least = count_of(arr.min_contains, "minContains", slot)
+        most = count_of(arr.max_contains, "maxContains", slot) if wanted is not None else None
         if wanted is None or (least == 0 and most is None):
             wanted, least = None, 0
         if most is not None and least > most:
@@ -62,17 +59,17 @@ class ContainerLowering:
             return
         # each column a count of matches; with contains from several allOf branches (each once,
         # ``_contains_also``) a set of those found instead, as bits
-        also = [wanted] + list(rules.get("_contains_also", ())) if wanted is not None else []
+        also = [wanted] + [c.source for c in arr.contains_also] if wanted is not None else []
         if len(also) > MAX_CONTAINS:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
         if len(also) > 1 and (least != 1 or most is not None):  # a set of those found has no counts
             raise UnsupportedKeyword(child(slot.pointer, "minContains" if least != 1 else "maxContains"), "contains",
                                      "minContains or maxContains beside a contains met from another allOf branch", slot.via)
-        if rules.get("uniqueItems") is True and (hi is None or hi > 1):
+        if arr.unique and (hi is None or hi > 1):
             if also:
                 raise UnsupportedKeyword(child(slot.pointer, "uniqueItems"), "uniqueItems", "uniqueItems beside contains", slot.via)
-            positions = [(s, slot.at("prefixItems" if "prefixItems" in rules else "items", i)) for i, s in enumerate(prefix)]
+            positions = [(s, slot.at(prefix_word, i)) for i, s in enumerate(prefix)]
             return self.distinct_items(positions + [(items, item_slot)], lo, hi, slot, src, dst)
         if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
             item, _ = self.callee(items, item_slot)
@@ -90,7 +87,7 @@ class ContainerLowering:
                     self.ws(here, end)
             if hi is not None and n >= hi:
                 continue
-            schema, where = (prefix[n], slot.at("prefixItems" if "prefixItems" in rules else "items", n)) if n < len(prefix) else (items, item_slot)
+            schema, where = (prefix[n], slot.at(prefix_word, n)) if n < len(prefix) else (items, item_slot)
             if schema is False:
                 continue
             after = grid[min(n + 1, cap)]
@@ -217,24 +214,27 @@ class ContainerLowering:
         self.prog.counted_block(here, CountedBlock(shape, (item,), 0, hi - lo, start, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)
 
-    def refuse_excluded(self, kind, rules, slot) -> None:
+    def refuse_excluded(self, kind, node: Node, slot) -> None:
         """An array or object value excluded by 'not' (enum/const) cannot be cut out of the automaton."""
-        if any(isinstance(v, kind) for v in rules.get("_not_values", ())):
+        if any(isinstance(v, kind) for v in node.not_values):
             raise UnsupportedKeyword(child(slot.pointer, "not"), "not", "'not' of object or array values", slot.via)
 
-    def lower_object(self, rules, slot, src, dst):
-        self.refuse_excluded(dict, rules, slot)
-        if rules.get("_some_member"):
-            return self.some_member(rules, slot, src, dst)
-        props = rules.get("properties", {})
-        patterns = rules.get("patternProperties", {})
-        extra = self.additional(rules)
-        required = rules.get("required", [])
-        lo, hi = count_of(rules, "minProperties", slot), count_of(rules, "maxProperties", slot)
+    def lower_object(self, node: Node, slot, src, dst, wanted: tuple = ()):
+        """``wanted``: the 'some member' constraints additional members may be witnesses of
+        (``some_member``), as (key automaton, its cache name, value schema)."""
+        self.refuse_excluded(dict, node, slot)
+        obj = node.object or ObjectRules()
+        if obj.some_member:
+            return self.some_member(node, slot, src, dst, wanted)
+        props = {name: sub.source for name, sub in obj.properties.items()}
+        extra = self.additional(obj)
+        required = obj.required
+        lo, hi = count_of(obj.min_properties, "minProperties", slot), count_of(obj.max_properties, "maxProperties", slot)
         pattern_dfas = []
-        for p, sub in patterns.items():
-            pattern_dfas.append((self.key_pattern(p, slot), sub, slot.at("patternProperties", p)))
-        allowed = self.key_language(rules["propertyNames"], slot.at("propertyNames")) if "propertyNames" in rules else None
+        for p, sub in obj.pattern_properties:
+            pattern_dfas.append((self.key_pattern(p, slot), sub.source, slot.at("patternProperties", p)))
+        names_schema = obj.property_names.source if obj.property_names is not None else None
+        allowed = self.key_language(names_schema, slot.at("propertyNames")) if names_schema is not None else None
         members = []  # (name, schema, slot, required)
         for name, sub in props.items():
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
@@ -258,9 +258,8 @@ class ContainerLowering:
                 self.never(slot, f"required property {name!r} can never be valid")
                 return
         names = {m[0] for m in members}
-        wanted = rules.get("_extra_witness", ())  # [(key automaton, its cache name, value schema)]
         keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
-                                    (allowed, self.schema_key(rules["propertyNames"])) if allowed is not None else None)
+                                    (allowed, self.schema_key(names_schema)) if allowed is not None else None)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
@@ -307,48 +306,51 @@ class ContainerLowering:
                         self.next_member(row[c], c, member, rows[mask | found][min(c + 1, cap)])
         self.prog.text(end, b"}", dst)
 
-    def some_member(self, rules, slot, src, dst):
+    def some_member(self, node: Node, slot, src, dst, among: tuple):
         """An object with some member whose key is in a language and whose value meets a schema (the
         complement of additionalProperties or patternProperties): one case per named property that
-        can be it, and one where an additional member is it."""
-        wanted, *others = rules["_some_member"]
+        can be it, and one where an additional member is it (``among`` those ``lower_object`` wants)."""
+        rules, obj = node.source, node.object
+        (how, keys, value), *others = obj.some_member
         rest = {k: v for k, v in rules.items() if k != "_some_member"}
         if others:
-            rest["_some_member"] = others
+            rest["_some_member"] = rules["_some_member"][1:]
         props, required = rest.get("properties", {}), rest.get("required", [])
-        key_dfa, name = self.member_keys(wanted, slot)
-        patterns = [self.key_pattern(p, slot) for p in rest.get("patternProperties", {})]
+        key_dfa, name = self.member_keys(how, keys, slot)
+        value = value.source
+        patterns = [self.key_pattern(p, slot) for p, _ in obj.pattern_properties]
         for n in list(props) + [r for r in required if r not in props]:
             if not key_dfa.matches(n) or props.get(n, True) is False:
                 continue
             if n in props:
-                value = both(props[n], wanted["value"])
+                met = both(props[n], value)
             elif any(d.matches(n) for d in patterns):
-                value = wanted["value"]  # the lowering meets it with the patterns' schemas
+                met = value  # the lowering meets it with the patterns' schemas
             else:
-                value = both(self.additional(rest), wanted["value"])
-            case = {**rest, "properties": {**props, n: value}, "required": required + ([n] if n not in required else [])}
-            self.lower_object(case, slot, src, dst)
-        if self.additional(rest) is False and not rest.get("patternProperties"):
+                met = both(self.additional(obj), value)
+            case = {**rest, "properties": {**props, n: met}, "required": required + ([n] if n not in required else [])}
+            self.lower_object(self.reader.read_now(case), slot, src, dst, among)
+        if self.additional(obj) is False and not obj.pattern_properties:
             return  # a closed object: only its named properties can be the witness
-        among = rest.get("_extra_witness", ())
         if len(among) >= MAX_WITNESSES:
             raise UnsupportedKeyword(slot.pointer, "not", f"more than {MAX_WITNESSES} members that must exist among "
                                      "additional properties", slot.via)
-        self.lower_object({**rest, "_extra_witness": among + ((key_dfa, name, wanted["value"]),)}, slot, src, dst)
+        self.lower_object(self.reader.read_now(rest), slot, src, dst, among + ((key_dfa, name, value),))
 
-    def member_keys(self, wanted: dict, slot):
-        """The keys a 'some member' constraint speaks of, as a scalar automaton, and a name for it."""
+    def member_keys(self, how: str, keys, slot):
+        """The keys a 'some member' constraint speaks of (``ObjectRules.some_member``), as a scalar
+        automaton, and a name for it."""
         dialect = REGEX_DIALECT[self.options.dialect]
-        if "names" in wanted:  # a key propertyNames rules out
-            allowed = self.key_language(wanted["names"], slot.at("propertyNames"))
-            return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(wanted["names"]))
-        if "pattern" in wanted:
-            return pattern_dfa(wanted["pattern"], slot.pointer, dialect=dialect), ("pattern", wanted["pattern"])
-        keys = chardfa.other_strings(frozenset(wanted["outside"]))
-        for p in wanted["patterns"]:
-            keys = chardfa.difference(keys, pattern_dfa(p, slot.pointer, dialect=dialect))
-        return keys, ("outside", tuple(wanted["outside"]), tuple(wanted["patterns"]))
+        if how == "names":  # a key propertyNames rules out
+            allowed = self.key_language(keys.source, slot.at("propertyNames"))
+            return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(keys.source))
+        if how == "pattern":
+            return pattern_dfa(keys, slot.pointer, dialect=dialect), ("pattern", keys)
+        names, patterns = keys
+        out = chardfa.other_strings(frozenset(names))
+        for p in patterns:
+            out = chardfa.difference(out, pattern_dfa(p, slot.pointer, dialect=dialect))
+        return out, ("outside", names, patterns)
 
     def any_order_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
                           dst: int) -> None:
@@ -462,9 +464,9 @@ class ContainerLowering:
         return self.shared("any", self._build_any)
 
     def _build_any(self, src: int, dst: int) -> None:
-        for kind in ("null", "boolean", "number", "string", "array"):
-            getattr(self, "lower_" + kind)({}, Slot(""), src, dst)
-        self.lower_object({"additionalProperties": True}, Slot(""), src, dst)
+        anything = self.reader.read_now({"additionalProperties": True})
+        for kind in ("null", "boolean", "number", "string", "array", "object"):
+            getattr(self, "lower_" + kind)(anything, Slot(""), src, dst)
 
     def ws(self, src: int, dst: int) -> None:
         """Whitespace from ``src`` to ``dst``; ``src`` is a place in a container, every way on from

@@ -53,8 +53,8 @@ def where(slot: Slot) -> str:
     return describe_pointer(slot.pointer, slot.via)
 
 
-def count_of(rules: dict, name: str, slot: Slot) -> int | None:
-    value = rules.get(name)
+def count_of(value, name: str, slot: Slot) -> int | None:
+    """Count keyword ``name``'s ``value`` (None where absent) as an int, within the limit."""
     if value is None:
         return 0 if name.startswith("min") else None
     value = int(value)  # a non-negative integer, maybe written 2.0 (``build`` saw to it)

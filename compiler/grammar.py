@@ -12,7 +12,6 @@ from automaton.collector import collector_paused
 from automaton.dfa import DEAD, LazyDFA
 from automaton.program import Program
 
-from .build import build
 from .errors import InvalidSchema
 from .load import load_schema
 from .lower import Lowering, Options
@@ -183,9 +182,8 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
                 _CACHE.move_to_end(key)
                 return hit
     document = SchemaDocument(root)
-    build(document)
     with collector_paused():
-        lowering = Lowering(document, options)
+        lowering = Lowering(document, options)  # (which reads the document first: ``build``)
         program = lowering.compile()
         grammar = Grammar(program, options, lowering.warnings, root)
     if key is not None:

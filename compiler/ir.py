@@ -63,6 +63,7 @@ class ArrayRules:
     max_items = None
     prefix: list = []                  # Nodes, the first items (prefixItems, or a list ``items``)
     rest: Node | None = None           # the items after the prefix, None for any
+    listed = False                     # the prefix is a list ``items`` (drafts 4 to 2019-09), the rest additionalItems
     contains: Node | None = None
     min_contains = 1
     max_contains = None

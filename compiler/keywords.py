@@ -56,9 +56,8 @@ UNSUPPORTED = VOCABULARY - IMPLEMENTED - ANNOTATIONS
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
-# The lowering's own words, never a user's (a schema's "_id" or "_format" is an unknown keyword):
-# the leaves of complements (compiler/boolean.py), accumulated when schemas meet, and the
-# additional-property witnesses an object lowering passes itself.
-MARKERS = ("_not_values", "_not_patterns", "_not_formats", "_not_multiples", "_not_integer", "_some_member",
-           "_contains_also")
-LOWERING_WORDS = frozenset(MARKERS + ("_extra_witness",))
+# The lowering's own words, never a user's (in a document they are unknown words, as "_id" is):
+# the leaves of complements (compiler/boolean.py), accumulated when schemas meet; read into
+# ``ir.Node`` fields by ``build.Reader``.
+MARKERS = frozenset(("_not_values", "_not_patterns", "_not_formats", "_not_multiples", "_not_integer", "_some_member",
+                     "_contains_also"))

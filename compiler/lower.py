@@ -24,6 +24,8 @@ from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable,
 from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
+from .build import Reader
+from .ir import ObjectRules
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -45,6 +47,11 @@ class Lowering(ScalarLowering, ContainerLowering):
     def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
         self.doc = document
         self.options = options
+        # the document read into nodes (checked, each keyword once), then what the lowering writes
+        self.reader = Reader(document)
+        self.reader.node(document.root, None, ())
+        self.reader.run()
+        self.reader.written = True
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         prelude_keys: dict = {}
         self.writes_all = not with_prelude  # lowering the prelude itself: no counted blocks (``Program.settle``)
@@ -222,9 +229,9 @@ class Lowering(ScalarLowering, ContainerLowering):
         """A patternProperties pattern as a scalar automaton, in the options' regex dialect."""
         return pattern_dfa(pattern, child(slot.pointer, "patternProperties", pattern), dialect=REGEX_DIALECT[self.options.dialect])
 
-    def additional(self, rules: dict):
+    def additional(self, obj: ObjectRules):
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
-        return rules.get("additionalProperties", not self.options.strict)
+        return obj.additional.source if obj.additional is not None else not self.options.strict
 
     def expanded(self, rules: dict, pointer: str) -> dict:
         """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
@@ -480,17 +487,15 @@ class Lowering(ScalarLowering, ContainerLowering):
 
     # -- typed values ---------------------------------------------------------------------------
     def typed(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
-        declared = rules.get("type")
-        if declared is None:
-            types = set(TYPES) - {"integer"}
-        else:
-            types = {declared} if isinstance(declared, str) else set(declared)
-            if "number" in types:
-                types.discard("integer")
+        """A value of each type ``rules`` allow, each lowered from its facet of ``rules``' node."""
+        node = self.reader.read_now(rules)
+        types = set(TYPES) - {"integer"} if node.types is None else set(node.types)
+        if "number" in types:
+            types.discard("integer")
         if not types:
             self.never(slot, "an empty set of types")
         for t in sorted(types):
-            getattr(self, "lower_" + t)(rules, slot, src, dst)
+            getattr(self, "lower_" + t)(node, slot, src, dst)
 
 
     def never(self, slot: Slot, reason: str) -> None:

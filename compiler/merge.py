@@ -13,11 +13,11 @@ from typing import Callable
 
 from .values import json_equal
 from .errors import UnsupportedKeyword
-from .keywords import ANNOTATIONS, LOWERING_WORDS, MARKERS, VOCABULARY
+from .keywords import ANNOTATIONS, MARKERS, VOCABULARY
 
 NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$schema", "$vocabulary",
                             "$comment"}
-CONSTRAINING = (VOCABULARY | LOWERING_WORDS) - NOT_MERGED  # the words ``constraints`` keeps
+CONSTRAINING = (VOCABULARY | MARKERS) - NOT_MERGED  # the words ``constraints`` keeps
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies

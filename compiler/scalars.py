@@ -19,8 +19,7 @@ from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
-from .build import gathered, number_rules, string_rules
-from .ir import NumberRules, StringRules
+from .ir import Node, NumberRules, StringRules
 from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
@@ -32,27 +31,27 @@ NON_INTEGER = r"^-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*$"  # a number whose value 
 class ScalarLowering:
     """Mixin of ``Lowering``: one method per scalar type, and the scalar-automaton lowering."""
 
-    def lower_null(self, rules, slot, src, dst):
-        if not json_in(None, rules.get("_not_values", ())):
+    def lower_null(self, node: Node, slot, src, dst):
+        if not json_in(None, node.not_values):
             self.prog.text(src, b"null", dst)
 
-    def lower_boolean(self, rules, slot, src, dst):
+    def lower_boolean(self, node: Node, slot, src, dst):
         for value in (True, False):
-            if not json_in(value, rules.get("_not_values", ())):
+            if not json_in(value, node.not_values):
                 self.prog.text(src, json.dumps(value).encode(), dst)
 
-    def lower_integer(self, rules, slot, src, dst):
+    def lower_integer(self, node: Node, slot, src, dst):
         """Integers are written without fraction or exponent: ``7``, never ``7.0`` (as MaskBench's
         labels and Rust's jsonschema read it; python-jsonschema would also take ``7.0``)."""
-        self.lower_number(rules, slot, src, dst, integer=True)
+        self.lower_number(node, slot, src, dst, integer=True)
 
-    def lower_number(self, rules, slot, src, dst, integer=False):
-        number = number_rules(rules) or NumberRules()
+    def lower_number(self, node: Node, slot, src, dst, integer=False):
+        number = node.number or NumberRules()
         lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
         if number.not_integer and integer:
             return self.never(slot, "'not integer' of an integer")
         portable = self.options.dialect == "portable"
-        formats = gathered(rules.get("format", ()))
+        formats = node.formats
         not_steps = number.not_multiples
         for step in (number.multiple_of, *not_steps) if portable else ():
             if is_number(step) and step > 0:  # Ajv's division is exact below this quotient
@@ -65,7 +64,7 @@ class ScalarLowering:
                 if bounds is not None:
                     lo = bounds[0] if not is_number(lo) else max(lo, bounds[0])
                     hi = bounds[1] if not is_number(hi) else min(hi, bounds[1])
-        excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        excluded = [v for v in node.not_values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         fraction = number.not_integer
         key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(number.multiple_of),
                tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)), fraction)
@@ -99,13 +98,13 @@ class ScalarLowering:
             raise
         self.prog.call(src, frag, dst)
 
-    def lower_string(self, rules, slot, src, dst):
-        group = counted_group(rules, REGEX_DIALECT[self.options.dialect])
+    def lower_string(self, node: Node, slot, src, dst):
+        group = counted_group(node.source, REGEX_DIALECT[self.options.dialect])
         if group is not None:
             self.counted_string(group.dfa, 0, group.most, *self.quotes(src, dst), stepped=group.stepped)
             return
         try:
-            terms = self.string_terms(rules, slot)
+            terms = self.string_terms(node, slot)
             if terms == [(None, 0, None)]:
                 self.prog.call(src, self.shared("string", self.free_string), dst)
                 return
@@ -145,7 +144,8 @@ class ScalarLowering:
         if values is not None:
             keys = chardfa.literal_strings([v for v in values if isinstance(v, str)])
         try:
-            terms = [chardfa.with_length(d or chardfa.any_string(), a, b) for d, a, b in self.string_terms(rules, slot)]
+            terms = [chardfa.with_length(d or chardfa.any_string(), a, b)
+                     for d, a, b in self.string_terms(self.reader.read_now(rules), slot)]
         except OverflowError as exc:
             raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
         allowed = terms[0]
@@ -174,12 +174,12 @@ class ScalarLowering:
             language = chardfa.union(language, d)
         return language
 
-    def string_terms(self, rules, slot) -> list:
-        """The strings ``rules`` allow, as a union of scalar automata each within a length range
+    def string_terms(self, node: Node, slot) -> list:
+        """The strings ``node`` allows, as a union of scalar automata each within a length range
         ``(automaton or None for any string, least, most or None)``; most schemas have one term,
         hostname two (its total length is a range)."""
-        string = string_rules(rules) or StringRules()
-        formats = gathered(rules.get("format", ()))
+        string = node.string or StringRules()
+        formats = node.formats
         lo, hi = int(string.min_length or 0), None if string.max_length is None else int(string.max_length)
         terms: list[tuple[CharDFA | None, int, int | None]] = [(None, lo, hi)]
         try:
@@ -196,7 +196,7 @@ class ScalarLowering:
                     self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string")
                     continue
                 terms = [(_meet(d, fd), max(a, c), _least(b, e)) for d, a, b in terms for fd, c, e in found]
-            excluded = [v for v in rules.get("_not_values", ()) if isinstance(v, str)]
+            excluded = [v for v in node.not_values if isinstance(v, str)]
             if excluded:
                 terms = [(chardfa.difference(d or chardfa.any_string(), chardfa.literal_strings(excluded)), a, b)
                          for d, a, b in terms]

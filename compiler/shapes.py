@@ -11,12 +11,12 @@ so a deeply nested schema costs neither stack nor quadratic time.
 
 from __future__ import annotations
 
-from .keywords import ANNOTATIONS, LOWERING_WORDS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS, VOCABULARY
+from .keywords import ANNOTATIONS, MARKERS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS, VOCABULARY
 
 SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
 _CONTAINERS = (dict, list, tuple)
 _IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
-_COUNTED = (VOCABULARY | LOWERING_WORDS) - _IGNORED  # the keywords a schema's content is made of
+_COUNTED = (VOCABULARY | MARKERS) - _IGNORED  # the keywords a schema's content is made of
 
 
 NESTED_MAX = 200  # levels ``Shapes._nested`` recurses before the walk takes over
@@ -49,7 +49,7 @@ class Shapes:
             return self._nested(schema, SCHEMA, set(), 0)
         except _Deep:  # the walk below, each node once, off the stack
             pass
-        except (_ContainsItself, TypeError):  # a value with no content to compare (an automaton in a marker)
+        except _ContainsItself:
             return None
         busy: set[tuple[int, int]] = set()
         stack: list = [[schema, SCHEMA, None]]  # node, what it stands for, its parts once read
@@ -71,10 +71,7 @@ class Shapes:
                 return None  # it contains itself (only a Python object can)
             stack.pop()
             busy.discard(key)
-            try:
-                memo[key] = self._number(self._content(node, kind, parts))
-            except TypeError:  # a value with no content to compare (an automaton in a marker): by identity
-                return None
+            memo[key] = self._number(self._content(node, kind, parts))
             self._keep.append(node)
         return memo[(id(schema), SCHEMA)]
 
