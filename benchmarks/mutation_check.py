@@ -91,6 +91,8 @@ BOOLEAN_MUTATIONS = [
 ]
 
 MUTATIONS = [
+    ("a number inside an enum value spelled both ways beside keywords", "compiler/lower.py",
+     "for text in [json.dumps(v)] if as_written else _number_texts(v):", "for text in _number_texts(v):"),
     ("hex digit unchecked", "compiler/strings.py",
      "    out = []\n    if lo <= 9:", "    return [(0x30, 0x7A)]\n    out = []\n    if lo <= 9:"),
     ("upper-case hex refused", "compiler/strings.py",

@@ -112,6 +112,10 @@ class Reader:
             self._pending.append(found)
         return found
 
+    def known(self, value) -> Node | None:
+        """The node of schema object ``value`` where it was read already (None: it was not)."""
+        return self._by_id.get(id(value))
+
     def read_now(self, value: dict) -> Node:
         """A new node of ``value`` (a schema the lowering wrote, which it may change once read),
         read now with what it reaches (the document's subschemas were read already)."""

@@ -8,6 +8,7 @@ Inside a fragment, ``value`` threads the paths of one JSON value between two sta
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import warnings
@@ -25,7 +26,7 @@ from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ObjectRules
+from .ir import Node, ObjectRules
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -289,7 +290,9 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.never(slot, "an empty set of types")
         if "enum" in rules or "const" in rules:
             return self.literals(rules, slot, src, dst)
-        self.typed(rules, slot, src, dst)
+        # the node of what is lowered: the document's own (read at the start) where ``rules`` is a
+        # copy of a schema it holds (most are), else read now
+        self.typed(self.reader.known(schema) or self.reader.read_now(rules), slot, src, dst)
 
     def met(self, schema, slot: Slot, quiet: bool = False):
         """``schema`` with a top-level ``allOf`` met into one schema, then made the ``anyOf`` of what
@@ -428,12 +431,11 @@ class Lowering(ScalarLowering, ContainerLowering):
             const = rules.pop("const")
             values = [const] if values is None or json_in(const, values) else []
         numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
+        values = [v for v in values if not is_number(v)]
         if rules:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
             check = Validator(rules, dialect=self.options.dialect, document=self.doc)
-            values = [v for v in values if not is_number(v) and check.is_valid(v)]
+            values = list({json.dumps(w): w for v in values for w in _spellings(v) if check.is_valid(w)}.values())
             numbers = [text for text in numbers if check.is_valid(json.loads(text))]
-        else:
-            values = [v for v in values if not is_number(v)]
         if not values and not numbers:
             self.never(slot, "no enum/const value satisfies the schema")
             return
@@ -444,7 +446,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             self.prog.text(src, text.encode(), dst)
         for v in values:
             if not isinstance(v, str):
-                self.literal_value(v, src, dst)
+                self.literal_value(v, src, dst, as_written=bool(rules))
 
     def literal_string(self, strings, src: int, dst: int) -> None:
         """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
@@ -456,21 +458,23 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.lower_chardfa(chardfa.literal_strings(strings), open_, close, LITERAL)
         self.prog.text(close, b'"', dst)
 
-    def literal_value(self, v, src: int, dst: int) -> None:
+    def literal_value(self, v, src: int, dst: int, as_written: bool) -> None:
+        """``v`` inside an array or object value; a number in it ``as_written``, else both ways
+        (nothing but the enum speaks to it, so ``1`` and ``1.0`` are alike everywhere)."""
         if v is None or isinstance(v, bool):
             self.prog.text(src, json.dumps(v).encode(), dst)
         elif isinstance(v, (int, float)):
-            for text in _number_texts(v):
+            for text in [json.dumps(v)] if as_written else _number_texts(v):
                 self.prog.text(src, text.encode(), dst)
         elif isinstance(v, str):
             self.literal_string([v], src, dst)
         elif isinstance(v, list):
-            self.sequence([v_ for v_ in v], b"[", b"]", src, dst, lambda item, a, b: self.literal_value(item, a, b))
+            self.sequence(v, b"[", b"]", src, dst, lambda item, a, b: self.literal_value(item, a, b, as_written))
         else:  # an object (``build`` refused a value JSON cannot write)
             def member(kv, a, b):
                 key_end = self.state(a)
                 self.literal_string([kv[0]], a, key_end)
-                self.literal_value(kv[1], self.punct_to(key_end, b":"), b)
+                self.literal_value(kv[1], self.punct_to(key_end, b":"), b, as_written)
             self.sequence(list(v.items()), b"{", b"}", src, dst, member)
 
     def sequence(self, items, open_: bytes, close: bytes, src: int, dst: int, emit) -> None:
@@ -486,9 +490,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         self.prog.text(end, close, dst)
 
     # -- typed values ---------------------------------------------------------------------------
-    def typed(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
-        """A value of each type ``rules`` allow, each lowered from its facet of ``rules``' node."""
-        node = self.reader.read_now(rules)
+    def typed(self, node: Node, slot: Slot, src: int, dst: int) -> None:
+        """A value of each type ``node`` allows, each lowered from its facet of ``node``."""
         types = set(TYPES) - {"integer"} if node.types is None else set(node.types)
         if "number" in types:
             types.discard("integer")
@@ -507,6 +510,42 @@ class Lowering(ScalarLowering, ContainerLowering):
             warnings.warn(message, stacklevel=4)
 
 
+
+
+SPELLINGS_MAX = 16  # spellings of one array or object value checked whole (``_spellings``)
+
+
+def _spellings(v) -> list:
+    """An array or object value with its integral numbers spelled each way (``[1]``, ``[1.0]``),
+    each spelling to be checked whole as ``validate`` judges it (beside ``items: {type: integer}``
+    only ``[1]`` is valid; where an ``anyOf`` reads positions apart, only some mixes are): every
+    mix up to `SPELLINGS_MAX`, past it as written, all integers, all fractions. Any other value alone."""
+    if not isinstance(v, (list, dict)):
+        return [v]
+    found = []
+    _respelled(v, itertools.repeat(None), found)
+    if not found:
+        return [v]
+    mixes = itertools.product((int, float), repeat=len(found)) if 2 ** len(found) <= SPELLINGS_MAX else (
+        itertools.repeat(None), itertools.repeat(int), itertools.repeat(float))
+    return [_respelled(v, iter(kinds)) for kinds in mixes]
+
+
+def _respelled(v, kinds, found: list | None = None):
+    """``v`` with each integral number in it written as ``next(kinds)`` says (int, float, or None:
+    as written); each such number is appended to ``found`` where given."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, list, dict)):
+        return v
+    if isinstance(v, (int, float)):
+        if abs(v) >= 1e16 or (isinstance(v, float) and not v.is_integer()):
+            return v
+        if found is not None:
+            found.append(v)
+        kind = next(kinds)
+        return v if kind is None else kind(v)
+    if isinstance(v, list):
+        return [_respelled(x, kinds, found) for x in v]
+    return {k: _respelled(x, kinds, found) for k, x in v.items()}
 
 
 def _number_texts(v) -> list[str]:

@@ -209,3 +209,25 @@ def test_an_integer_literal_is_spelled_as_validate_takes_it():
         for text in ("1", "1.0", "2", "2.0"):
             assert grammar.accepts(text) == (constrain.validate(json.loads(text), schema) == []), (schema, text)
     assert constrain.compile({"type": "integer", "enum": [1.0]}, cache=False).accepts("1")
+
+
+@pytest.mark.parametrize("rest", [{"items": {"type": "integer"}, "additionalProperties": {"type": "integer"}},
+                                  {"items": {"type": "number"}}, {},
+                                  {"anyOf": [{"prefixItems": [{"type": "integer"}]}, {"prefixItems": [True, {"type": "integer"}]}]}])
+def test_a_number_inside_an_enum_value_is_spelled_as_validate_takes_it(rest):
+    """An integral number inside an array or object value is spelled both ways where the schema
+    lets each spelling of the whole value through: beside ``items: {type: integer}`` the grammar had
+    accepted ``[1.0]`` for an enum's ``[1]``, which ``validate`` refuses. What it accepts here,
+    ``validate`` takes, and each valid value is written some way."""
+    values = [[1], [1.0, 3], {"a": 2.0}, {"a": [2, 1.5]}, [1.0, 2.0], [True, 0]]
+    schema = {"enum": values, **rest}
+    grammar = constrain.compile(schema, cache=False, whitespace="compact")
+    texts = ["[1]", "[1.0]", "[1,3]", "[1.0,3]", "[1,3.0]", '{"a":2}', '{"a":2.0}', '{"a":[2,1.5]}', '{"a":[2.0,1.5]}',
+             "[1,2]", "[1.0,2]", "[1,2.0]", "[1.0,2.0]", "[true,0]", "[true,0.0]"]
+    for text in texts:
+        if grammar.accepts(text):
+            assert constrain.validate(json.loads(text), schema) == [], (schema, text)
+    for value in values:  # each value is still written some way wherever validate takes it
+        if constrain.validate(value, schema) == []:
+            spellings = [t for t in texts if json.loads(t) == value and constrain.validate(json.loads(t), schema) == []]
+            assert any(grammar.accepts(t) for t in spellings), (schema, value)
