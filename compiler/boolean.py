@@ -12,7 +12,7 @@ schema stays finite. The leaves with no positive keyword use the lowering's mark
 from __future__ import annotations
 
 from .context import Slot
-from .errors import InvalidSchema, UnsupportedKeyword
+from .errors import UnsupportedKeyword
 from .merge import constraints, is_trivial
 from .one_of import KINDS
 from .build import ARRAY_WORDS, NUMBER_WORDS, OBJECT_WORDS, STRING_WORDS
@@ -64,8 +64,6 @@ class Complement:
             raise UnsupportedKeyword(slot.pointer, "not", "'not' of a schema that refers back to itself", slot.via)
         if schema is True or schema is False:
             return not schema
-        if not isinstance(schema, dict):
-            raise InvalidSchema(slot.pointer, "a schema must be an object or a boolean", slot.via)
         made = self._made.get(id(schema))
         if made is None:
             made = self._made[id(schema)] = (schema, self._complement(schema, slot, depth))

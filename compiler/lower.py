@@ -249,8 +249,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.any_value(src, dst)
         if schema is False:
             return self.never(slot, "'false' schema")
-        if not isinstance(schema, dict):
-            raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(schema).__name__}", slot.via)
         if may_meet(schema):
             schema = self.met(schema, slot)  # as the deferral judged it, met once
         rules = self.expanded(constraints(schema), slot.pointer)
@@ -391,8 +389,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             return a
         if b is False:
             return False
-        if not isinstance(b, dict):
-            raise InvalidSchema(slot.pointer, f"a schema must be an object or a boolean, not {type(b).__name__}", slot.via)
         self._check_deadline()  # one fragment's meetings may multiply: the compile's time bounds them too
         b = self.expanded(b, slot.pointer)
         if is_trivial(a):
