@@ -47,7 +47,7 @@ class Template:
     slots: tuple
     accepting: bytes
     dist: tuple[int, ...]  # counts from each state to acceptance, at the fewest
-    forever: tuple[int, ...]  # states that read plain text forever, staying among them
+    forever: frozenset[int] | range  # states that read plain text forever, staying among them
 
     @property
     def size(self) -> int:
@@ -150,10 +150,11 @@ class CountedBlock:
         last = [bytes(d <= self.hi - n for d in dist) for n in range(full, self.rows)]
         return bytes(d <= self.hi for d in dist) * full + b"".join(last)
 
-    def plain_forever(self) -> list[int]:
-        """The states that read plain text forever: the template's at the last count when it repeats."""
-        base = self.first + self.lo * self.width
-        return [] if self.hi is not None else [base + q for q in self.template.forever]
+    def reads_plain_forever(self, s: int) -> bool:
+        """Whether state ``s`` reads plain text forever: the template's do at the last count when it
+        repeats (asked per state: a big object's keys block holds thousands)."""
+        q = s - self.first - self.lo * self.width
+        return self.hi is None and 0 <= q < self.width and q in self.template.forever
 
 
 class Rows(dict):

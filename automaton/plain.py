@@ -37,6 +37,11 @@ for _u, _steps in PLAIN_STEPS.items():
         _TABLE[_u][_lo: _hi + 1] = [_next] * (_hi - _lo + 1)
 
 
+def _never(_state: int) -> bool:
+    """The compiler declares states that read plain text forever, never another class."""
+    return False
+
+
 def _plain_run(data: bytes) -> tuple[int, int]:
     """How far ``data`` is plain text: the index of the first byte that is not (``len(data)``
     when all are), and the decoder state before it."""
@@ -126,14 +131,14 @@ class TextReach:
         self.live = live  # the live states of the depth the configurations have left
         self.text = text
         self._memo: dict[int, int] = {}
-        self._forever = program.plain_forever if text is PLAIN else frozenset()  # declared by the compiler
+        self._forever = program.reads_forever if text is PLAIN else _never  # declared by the compiler
         self._covers: dict[frozenset[int], bool] = {}
         self._lock = threading.Lock()
 
     def __call__(self, state: int) -> int:
         r = self._memo.get(state)
         if r is None:
-            if state in self._forever:
+            if self._forever(state):
                 return UNBOUNDED
             with self._lock:
                 r = self._memo.get(state)
@@ -239,7 +244,7 @@ class TextReach:
             if s in memo:
                 value[s] = memo[s]
                 continue
-            if s in self._forever:
+            if self._forever(s):
                 value[s] = UNBOUNDED
                 continue
             succ = self._successors(s) if steps[s] < HORIZON and len(pieces) < STATE_BUDGET else None

@@ -57,7 +57,7 @@ class Program:
         self.fragments: list[Fragment] = []
         self.root = -1
         self.blocks: list[tuple[int, int, int]] = []  # (first, stop, witness): see finishes_like
-        self.plain_forever: set[int] = set()  # see reads_plain_forever
+        self.plain_forever: set[int] = set()  # the written states of reads_plain_forever
         self.counted: list[CountedBlock] = []  # numbered after the written states by ``finish``
         self._entries: list[tuple[int, CountedBlock]] = []
         self._counted_states = 0
@@ -179,6 +179,14 @@ class Program:
         takes it as their room without exploring them."""
         self.plain_forever.update(states)
 
+    def reads_forever(self, s: int) -> bool:
+        """Whether any plain text is read from state ``s`` forever: a declared state, or a
+        repeating counted block's state that its template says does (looked up, not listed)."""
+        if s in self.plain_forever:
+            return True
+        block = self.block_at(s)
+        return block is not None and block.reads_plain_forever(s)
+
     @property
     def size(self) -> int:
         """States, written and counted."""
@@ -248,7 +256,6 @@ class Program:
         for block in self.counted[n_counted:]:
             block.first, nxt = nxt, nxt + block.size
             self.block_starts.append(block.first)
-            self.plain_forever.update(block.plain_forever())
         for src, block in segment._entries:
             segment.eps[src].append(block.entry)
         rows = tuple(tuple(map(tuple, table)) for table in (segment.edges, segment.eps, segment.calls))
@@ -374,7 +381,6 @@ class Program:
         first = len(self.owner)
         for block in self.counted:
             block.first, first = first, first + block.size
-            self.plain_forever.update(block.plain_forever())
         for src, block in self._entries:
             self.eps[src].append(block.entry)
         # frozen into tuples of tuples: the garbage collector stops tracking them (a list of a

@@ -110,9 +110,9 @@ def _template(dfa: CharDFA, literal: bool, stepped: frozenset[int] | None) -> Te
                 row_calls.append((k, t))
         edges.append(tuple(row_edges))
         calls.append(tuple(row_calls))
-    forever: tuple[int, ...] = ()
+    forever: frozenset[int] = frozenset()
     if dfa.size <= FOREVER_MAX and stepped is None:
-        forever = tuple(sorted(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES)))
+        forever = frozenset(dfa.closed_under(PLAIN_SCALARS) & dfa.finishing(SURROGATES))
     return Template(tuple(edges), tuple(calls), tuple(slots), bytes(q in dfa.accepting for q in range(dfa.size)),
                     tuple(_distances(dfa, stepped)), forever)
 
@@ -154,7 +154,7 @@ def _keys_template(dfa: CharDFA, literal: bool, stepped: None) -> Template:
         calls.append(tuple(row_calls))
     accepting = bytes(q in dfa.accepting for q in range(width))
     return Template(tuple(edges), tuple(calls), tuple(slots), accepting, tuple(1 - a for a in accepting),
-                    tuple(range(width)) if width <= FOREVER_MAX else ())  # every state: the automaton is total
+                    range(width))  # every state: the automaton is total
 
 
 _RAW_POINTS = frozenset(c for lo, hi in RAW_ASCII for c in range(lo, hi + 1))

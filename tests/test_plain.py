@@ -1,5 +1,7 @@
 """Plain text: the tokens a free string takes without a walk, and the room a state surely has."""
 
+import hashlib
+
 import numpy as np
 
 import constrain
@@ -224,16 +226,19 @@ def test_declared_plain_forever_states_agree_with_the_analysis(vocabulary_by_nam
     ASCII equal the brute-force answer."""
     from test_masks import brute_force
 
-    grammar = constrain.compile({"type": "object", "properties": {
-        "alpha": {"type": "boolean"}, "alps": {"type": "string", "pattern": "^x-"}, "b": {"type": "null"}}},
-        whitespace="flexible")
-    program = grammar.program
-    assert len(program.plain_forever) > 8
-    live = program.live(program.max_depth)
-    undeclared = TextReach(program, live)
-    undeclared._forever = frozenset()
-    assert all(undeclared(s) == UNBOUNDED for s in program.plain_forever)
-    assert not any(s in program.plain_forever for s in range(program.size) if not live[s])
+    names = [hashlib.sha1(str(i).encode()).hexdigest()[:12] for i in range(120)]  # keys wider than 1,024 states
+    for schema in ({"type": "object", "properties": {
+            "alpha": {"type": "boolean"}, "alps": {"type": "string", "pattern": "^x-"}, "b": {"type": "null"}}},
+            {"type": "object", "properties": {name: {"type": "integer"} for name in names}}):
+        program = constrain.compile(schema, whitespace="flexible").program
+        live = program.live(program.max_depth)
+        declared = [s for s in range(program.size) if program.reads_forever(s)]
+        assert len(declared) > 8
+        undeclared = TextReach(program, live)
+        undeclared._forever = lambda _s: False
+        assert all(undeclared(s) == UNBOUNDED for s in declared)
+        assert all(live[s] for s in declared)
+    assert sum(program.block_at(s) is not None for s in declared) > 1024  # the keys' counted block
 
     vocab = vocabulary_by_name("llama-bpe")
     grammar = constrain.compile({"type": "object", "properties": {"café": {"type": "integer"},
