@@ -47,7 +47,7 @@ class Template:
     slots: tuple
     accepting: bytes
     dist: tuple[int, ...]  # counts from each state to acceptance, at the fewest
-    forever: frozenset[int] | range  # states that read plain text forever, staying among them
+    forever: frozenset[int]  # states that read plain text forever, staying among them
 
     @property
     def size(self) -> int:

@@ -154,7 +154,7 @@ def _keys_template(dfa: CharDFA, literal: bool, stepped: None) -> Template:
         calls.append(tuple(row_calls))
     accepting = bytes(q in dfa.accepting for q in range(width))
     return Template(tuple(edges), tuple(calls), tuple(slots), accepting, tuple(1 - a for a in accepting),
-                    range(width))  # every state: the automaton is total
+                    frozenset(range(width)))  # every state: the automaton is total
 
 
 _RAW_POINTS = frozenset(c for lo, hi in RAW_ASCII for c in range(lo, hi + 1))

@@ -184,7 +184,7 @@ def _terms(name: str) -> Terms:
 def build_terms(name: str) -> Terms:
     """``format_terms(name)`` built from the code (``compiler.prebuilt`` ships them built)."""
     if name == "hostname":
-        return (_labels(False), 0, HOSTNAME_MAX), (_labels(True), 0, HOSTNAME_MAX + 1)
+        return (_labels(False).frozen(), 0, HOSTNAME_MAX), (_labels(True).frozen(), 0, HOSTNAME_MAX + 1)
     if name in ("email", "idn-email"):
         return ((pattern_dfa("@"), 0, None),)  # jsonschema's whole check: the string contains an "@"
     return ((pattern_dfa(f"^(?:{_PATTERNS[name]()})$", max_states=50_000), 0, None),)

@@ -57,7 +57,7 @@ def number_dfa(integer: bool, minimum=None, maximum=None, exclusive_minimum=None
         dfa = _number_dfa(integer, *bounds, pointer=pointer, max_states=max_states, portable=portable)
         if len(_BUILT) >= _BUILT_MAX:
             _BUILT.pop(next(iter(_BUILT)))
-        _BUILT[key] = dfa
+        _BUILT[key] = dfa = dfa.frozen()
     return dfa
 
 

@@ -75,9 +75,9 @@ def _dfa(term: dict) -> CharDFA:
     lengths, flat = _ints(term["rows"]), _ints(term["edges"])
     edges, at = [], 0
     for n in lengths:
-        edges.append([(flat[i], flat[i + 1], flat[i + 2]) for i in range(at, at + 3 * n, 3)])
+        edges.append(tuple((flat[i], flat[i + 1], flat[i + 2]) for i in range(at, at + 3 * n, 3)))
         at += 3 * n
-    return CharDFA(term["start"], edges, set(term["accepting"]), total=term["total"])
+    return CharDFA(term["start"], tuple(edges), set(term["accepting"]), total=term["total"])  # as ``frozen``
 
 
 def _ints(text: str) -> array:

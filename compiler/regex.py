@@ -735,7 +735,7 @@ def _determinized(pattern: str, max_states: int, dialect: str, ignore_case: bool
         nfa = _NFA()
         start = nfa.state()
         final = nfa.build(ast, start)
-        return _determinize(nfa, start, final, max_states)[0]
+        return _determinize(nfa, start, final, max_states)[0].frozen()
     except _Refusal as refusal:
         return refusal
     except RecursionError:
@@ -746,7 +746,7 @@ def _determinized(pattern: str, max_states: int, dialect: str, ignore_case: bool
 def _compile(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
     """The minimal DFA, or the refusal (cached too, so a hostile pattern costs its work once)."""
     found = _determinized(pattern, max_states, dialect, ignore_case)
-    return found if isinstance(found, _Refusal) else minimized(found)
+    return found if isinstance(found, _Refusal) else minimized(found).frozen()
 
 
 @dataclass(frozen=True)
@@ -928,4 +928,4 @@ def _one_class_repeated(pattern: str, dialect: str) -> tuple[Ranges, int, int | 
 @functools.lru_cache(maxsize=4096)
 def _class_loop(ranges: Ranges) -> CharDFA:
     """Every string of ``ranges`` (one accepting state reading them), one object per class."""
-    return CharDFA(0, [[(lo, hi, 0) for lo, hi in ranges]], {0})
+    return CharDFA(0, [[(lo, hi, 0) for lo, hi in ranges]], {0}).frozen()

@@ -84,7 +84,7 @@ def build_portable(name: str) -> Terms:
     ajv = pattern_dfa(_AJV[like], ignore_case=like in _IGNORE_CASE, max_states=50_000)
     if like in _RS:
         ajv = chardfa.intersect(ajv, pattern_dfa(_RS[like]))
-    return tuple((chardfa.intersect(dfa, ajv).trimmed(), lo, hi) for dfa, lo, hi in terms)
+    return tuple((chardfa.intersect(dfa, ajv).trimmed().frozen(), lo, hi) for dfa, lo, hi in terms)
 
 
 def portable_matches(name: str, text: str) -> bool:

@@ -190,3 +190,17 @@ def test_maskbench_plot_writes_each_measures_cdf(tmp_path, llama3_tokenizer):
     paths = sorted((tmp_path / "plots").iterdir())
     assert [p.name for p in paths] == ["tbm.png", "ttfm.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+
+
+def test_collector_script_times_the_collections_beside_each_schemas_slowest_token(tmp_path, llama3_tokenizer):
+    """``benchmarks/collector.py``: one line per schema walked (a refused one is left out), then
+    what the collector still tracks and one full pass."""
+    files = _write_cases(tmp_path, {
+        "a.json": {"schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                   "tests": [{"data": {"n": 12}, "valid": True}]},
+        "b.json": {"schema": {"type": "object", "$dynamicRef": "#meta"}, "tests": [{"data": {}, "valid": True}]}})
+    done = benchmark_scripts.run("collector", tmp_path, "--files", files)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("1 schemas walked"), done.stdout
+    assert "a.json:" in done.stdout and "b.json" not in done.stdout
+    assert re.search(r"afterwards: \d+ objects tracked, a full pass [\d.]+ ms", done.stdout), done.stdout
