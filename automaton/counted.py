@@ -150,7 +150,7 @@ class CountedBlock:
         last = [bytes(d <= self.hi - n for d in dist) for n in range(full, self.rows)]
         return bytes(d <= self.hi for d in dist) * full + b"".join(last)
 
-    def reads_plain_forever(self, s: int) -> bool:
+    def reads_forever(self, s: int) -> bool:
         """Whether state ``s`` reads plain text forever: the template's do at the last count when it
         repeats (asked per state: a big object's keys block holds thousands)."""
         q = s - self.first - self.lo * self.width

@@ -185,7 +185,7 @@ class Program:
         if s in self.plain_forever:
             return True
         block = self.block_at(s)
-        return block is not None and block.reads_plain_forever(s)
+        return block is not None and block.reads_forever(s)
 
     @property
     def size(self) -> int:

@@ -37,7 +37,7 @@ class CharDFA:
     automaton cached per process carries it along."""
 
     start: int = 0
-    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)
+    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)  # tuples once ``frozen``
     accepting: set[int] = field(default_factory=set)
     derived: dict = field(default_factory=dict, compare=False, repr=False)
     total: bool = False  # every state reads every scalar and can reach acceptance (see other_strings)
