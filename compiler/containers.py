@@ -187,7 +187,7 @@ class ContainerLowering:
             return [True, False] * ("boolean" in kinds) + [None] * ("null" in kinds)
         if kinds == {"integer"}:
             number = number_rules(rules) or NumberRules()
-            lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
+            lo, hi, xlo, xhi = number.bounds
             lows = ([math.ceil(lo)] if lo is not None else []) + ([math.floor(xlo) + 1] if xlo is not None else [])
             highs = ([math.floor(hi)] if hi is not None else []) + ([math.ceil(xhi) - 1] if xhi is not None else [])
             low, high = max(lows, default=None), min(highs, default=None)

@@ -344,7 +344,7 @@ def _string(self, node: dict, frames: int) -> bool:
 def _number(integer: bool):
     def inhabited(_, node: dict, frames: int) -> bool:
         number = number_rules(node) or NumberRules()
-        lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
+        lo, hi, xlo, xhi = number.bounds
         low = max((v for v in (lo, xlo) if is_number(v)), default=None)
         high = min((v for v in (hi, xhi) if is_number(v)), default=None)
         if number.not_integer:  # a fraction: none among integers, some between any two numbers

@@ -41,6 +41,11 @@ class NumberRules:
     not_multiples: tuple = ()          # a complement's: steps no number may be a multiple of
     not_integer = False                # a complement's: no integer
 
+    @property
+    def bounds(self) -> tuple:
+        """``(minimum, maximum, exclusive_minimum, exclusive_maximum)``, each None where absent."""
+        return self.minimum, self.maximum, self.exclusive_minimum, self.exclusive_maximum
+
 
 class ObjectRules:
     required: list = []

@@ -47,7 +47,7 @@ class ScalarLowering:
 
     def lower_number(self, node: Node, slot, src, dst, integer=False):
         number = node.number or NumberRules()
-        lo, hi, xlo, xhi = number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum
+        lo, hi, xlo, xhi = number.bounds
         if number.not_integer and integer:
             return self.never(slot, "'not integer' of an integer")
         portable = self.options.dialect == "portable"

@@ -338,7 +338,7 @@ class Validator:
         where = lambda: _show(pointer_of(path))  # noqa: E731
         rules = node.number
         if rules is not None:
-            lo, hi, xlo, xhi = rules.minimum, rules.maximum, rules.exclusive_minimum, rules.exclusive_maximum
+            lo, hi, xlo, xhi = rules.bounds
             if lo is not None and value < decimal_of(lo):
                 errors.append(f"{where()}: below minimum {_num(lo)}")
             if hi is not None and value > decimal_of(hi):
