@@ -129,11 +129,25 @@ def _loads(text: str):
 
 # --- describing the shape -----------------------------------------------------------------------------
 
-def _target(node: Node, hops: int = 8) -> Node:
-    """The schema a ``$ref`` chain leads to (a few hops: a describing, not a validating, walk)."""
+def _chain(node: Node, hops: int = 8) -> list[Node]:
+    """``node`` and the schemas its ``$ref`` chain leads to (a few hops: a describing, not a
+    validating, walk). From 2019-09 a ``$ref``'s siblings apply beside its target; drafts 3 to 7
+    read none (``build`` leaves such a node the ``$ref`` alone)."""
+    chain = [node]
     while node.ref is not None and hops > 0:
         node, hops = node.ref, hops - 1
-    return node
+        chain.append(node)
+    return chain
+
+
+def _target(node: Node) -> Node:
+    """The first schema of ``node``'s ``$ref`` chain that says what a value is."""
+    return next((n for n in _chain(node) if n is ANY or n is NEVER or _says_kind(n)), _chain(node)[-1])
+
+
+def _says_kind(node: Node) -> bool:
+    return (node.types is not None or node.enum is not None or node.const is not ABSENT or node.object is not None
+            or node.array is not None or bool(node.any_of or node.one_of or node.all_of))
 
 
 _NOUNS = {"string": "a string", "integer": "an integer", "number": "a number",
@@ -207,12 +221,17 @@ def describe_shape(schema) -> str:
     string"), the optional keys, and whether other keys are allowed. ``schema`` is read as
     ``validate`` reads it (a schema it refuses raises the same error), or is a `Validator`'s root.
     """
-    root = _target(schema if isinstance(schema, Node) else build(SchemaDocument(load_schema(schema))))
-    properties = root.object.properties if root.object is not None else {}
+    root = schema if isinstance(schema, Node) else build(SchemaDocument(load_schema(schema)))
+    properties, required, additional = {}, [], None  # the object's, read along its $ref chain
+    for node in _chain(root):
+        if node.object is not None:
+            for name, sub in node.object.properties.items():
+                properties.setdefault(name, sub)
+            required += [name for name in node.object.required if name not in required]
+            additional = additional or node.object.additional
     if not properties:
         return f"Reply with only {_kind(root)}: no prose, no Markdown code fence."
-    required = root.object.required
-    additional = root.object.additional or ANY
+    additional = additional or ANY
     lines = ["Reply with only a JSON object: no prose, no Markdown code fence."]
 
     def entry(name):

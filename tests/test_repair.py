@@ -282,6 +282,23 @@ def test_describe_shape_reads_the_schema_as_validate_does():
         describe_shape({"type": "array", "$dynamicRef": "#x"})
 
 
+def test_describe_shape_keeps_a_refs_siblings_where_the_draft_applies_them():
+    """From 2019-09 a ``$ref``'s siblings apply beside its target: the root's own keys are named with
+    the target's; in draft 7 they are no keywords, and only the target's are."""
+    base = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    schema = {"$ref": "#/$defs/base", "properties": {"count": {"type": "integer"}}, "required": ["count"],
+              "$defs": {"base": base}}
+    text = describe_shape(schema)
+    required = text.split("Required keys:", 1)[1]
+    assert '"count": an integer' in required and '"name": a string' in required
+    assert '"a": one of ["x"]' in describe_shape({"$defs": {"n": {"type": "integer"}}, "type": "object",
+                                                  "properties": {"a": {"$ref": "#/$defs/n", "enum": ["x"]}}})
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"base": base},
+              "$ref": "#/definitions/base", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+    text = describe_shape(draft7)
+    assert '"name": a string' in text and "count" not in text
+
+
 # --- the README section ---------------------------------------------------------------------------------
 
 def test_hosted_providers_doc_examples_run_as_printed():
