@@ -28,6 +28,10 @@ EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agre
                     "tests/test_drafts.py"]
 
 BOOLEAN_MUTATIONS = [
+    ("an object literal's complement without its other keys", "compiler/boolean.py",
+     '"additionalProperties": False}', '}'),
+    ("an array literal's complement without its longer arrays", "compiler/boolean.py",
+     '"maxItems": len(v), ', ''),
     ("an enum's filter: a member outside the names found among the names", "compiler/validation.py",
      'how == "outside" and name not in keys[0] and', 'how == "outside" and'),
     ("an enum's filter: a second contains unread", "compiler/validation.py",

@@ -39,7 +39,6 @@ class ContainerLowering:
     one fragment per member, so an item's schema is lowered once whatever the count."""
 
     def lower_array(self, node: Node, slot, src, dst):
-        self.refuse_excluded(list, node, slot)
         arr = node.array or ArrayRules()
         prefix = [p.source for p in arr.prefix]
         items = arr.rest.source if arr.rest is not None else True
@@ -214,15 +213,9 @@ class ContainerLowering:
         self.prog.counted_block(here, CountedBlock(shape, (item,), 0, hi - lo, start, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)
 
-    def refuse_excluded(self, kind, node: Node, slot) -> None:
-        """An array or object value excluded by 'not' (enum/const) cannot be cut out of the automaton."""
-        if any(isinstance(v, kind) for v in node.not_values):
-            raise UnsupportedKeyword(child(slot.pointer, "not"), "not", "'not' of object or array values", slot.via)
-
     def lower_object(self, node: Node, slot, src, dst, wanted: tuple = ()):
         """``wanted``: the 'some member' constraints additional members may be witnesses of
         (``some_member``), as (key automaton, its cache name, value schema)."""
-        self.refuse_excluded(dict, node, slot)
         obj = node.object or ObjectRules()
         if obj.some_member:
             return self.some_member(node, slot, src, dst, wanted)

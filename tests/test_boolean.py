@@ -37,6 +37,8 @@ leaf = st.one_of(
     st.integers(1, 2).map(lambda n: {"minProperties": n}),
     st.sampled_from(SCALARS).map(lambda v: {"const": v}),
     st.lists(st.sampled_from(SCALARS), min_size=1, max_size=3).map(lambda v: {"enum": v}),
+    st.sampled_from(OBJECTS + ARRAYS + [[[1]], [{"a": 1}]]).map(lambda v: {"const": v}),
+    st.lists(st.sampled_from(SCALARS + OBJECTS[:8] + ARRAYS[:8]), min_size=1, max_size=2).map(lambda v: {"enum": v}),
     st.integers(0, 2).map(lambda n: {"maxItems": n}),
     st.just({"prefixItems": [{"type": "integer"}]}),
     st.just({"items": False}),
@@ -135,6 +137,25 @@ def test_shapes_seen_in_real_schemas_compile_exactly(schema):
     assert agree(schema) == "compiled"
 
 
+@pytest.mark.parametrize("literal", [[], {}, [1, "a"], {"a": 1, "b": None}, {"a": [1, {"b": None}], "c": "x"},
+                                     [[1], {"a": [None]}]])
+def test_not_of_an_array_or_object_literal_is_every_other_value(literal):
+    """``not`` of an array or object ``const`` (or an ``enum`` holding one) is its shape's complement:
+    another length or key set, or some item or member unequal (nested literals the same way), equal
+    as JSON compares (1 and 1.0 alike, key order aside); once refused as a whole."""
+    nearby = [literal, json.loads(json.dumps(literal).replace("1", "1.0")), [literal], {"a": literal}]
+    if isinstance(literal, list):
+        nearby += [literal[:-1], literal + [None], literal[::-1]]
+    else:
+        nearby += [dict(reversed(list(literal.items()))), {**literal, "d": 1}] + [
+            {k: v for k, v in literal.items() if k != name} for name in literal]
+    for schema in ({"not": {"const": literal}}, {"not": {"enum": ["a", literal, 2]}},
+                   {"type": ["array", "object"], "not": {"const": literal}},
+                   {"properties": {"a": {"not": {"const": literal}}}}):
+        assert agrees_on(schema, UNIVERSE + nearby) == "compiled", schema
+        assert constrain.compile(schema, cache=False).find_trap(500) is None, schema
+
+
 def test_draft7_dependencies_both_forms():
     """``dependencies`` lists names or gives a schema, as draft 7 reads it."""
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
@@ -159,11 +180,14 @@ def test_not_of_a_recursive_tree_is_exact():
 
 
 def test_hostile_complements_are_bounded():
-    """Complements whose automata multiply (remainders of several divisors) are refused as too
-    complex, never a crash or an unbounded compile."""
+    """Complements whose automata or cases multiply (remainders of several divisors, many object
+    literals) are refused as too complex, never a crash or an unbounded compile."""
     schema = {"type": "integer", "allOf": [{"not": {"multipleOf": p}} for p in (7, 11, 13, 17, 19, 23)]}
     with pytest.raises(constrain.SchemaTooComplex):
         constrain.compile(schema, cache=False)
+    objects = {"type": "object", "not": {"enum": [{"a": i, "b": [i]} for i in range(50)]}}  # a union per literal, all met
+    with pytest.raises(constrain.SchemaTooComplex, match="'not' of more than 256 cases"):
+        constrain.compile(objects, cache=False)
     many = {"oneOf": [{"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(40)]}
     try:
         grammar = constrain.compile(many, cache=False)
