@@ -20,7 +20,7 @@ from .refs import child
 from .regex import pattern_dfa
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
-MAX_WITNESSES = 3  # 'some member' constraints met by additional properties of one object (2**n states)
+MAX_WITNESSES = 6  # 'some member' constraints met by additional properties of one object (2**n states)
 MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each
 MAX_INTEGER_VALUES = 64  # integers between bounds read as a finite set of item values
 COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)

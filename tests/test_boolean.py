@@ -156,6 +156,23 @@ def test_not_of_an_array_or_object_literal_is_every_other_value(literal):
         assert constrain.compile(schema, cache=False).find_trap(500) is None, schema
 
 
+def test_members_that_must_exist_among_additional_ones_are_bounded():
+    """Each ``not`` of a patternProperties asks for some member (a key it matches, a value it
+    refuses); additional members may be the witnesses of up to six such at once (a state per set
+    of those found), exact; a seventh is a clear refusal, never a state blow-up."""
+    def some_of(letters):
+        return {"type": "object", "allOf": [{"not": {"patternProperties": {f"^{c}": {"not": {"type": "integer"}}}}}
+                                            for c in letters]}
+
+    letters = "abcdef"
+    values = [dict.fromkeys(letters, 1), dict.fromkeys(letters[:-1], 1), {**dict.fromkeys(letters, 1), "z": "x"},
+              {"ab": 1, **dict.fromkeys(letters[1:], 1)}, dict.fromkeys(letters, "s"), {"a": 1, "af": 2}]
+    assert agrees_on(some_of(letters), values) == "compiled"
+    assert constrain.compile(some_of(letters), cache=False).find_trap(500) is None
+    with pytest.raises(constrain.UnsupportedKeyword, match="more than 6 members that must exist"):
+        constrain.compile(some_of("abcdefg"), cache=False)
+
+
 def test_draft7_dependencies_both_forms():
     """``dependencies`` lists names or gives a schema, as draft 7 reads it."""
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
