@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler import prebuilt
+from compiler import chardfa, prebuilt
 from compiler.chardfa import MAX_SCALAR, CharDFA
 from compiler.errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 
@@ -220,6 +220,8 @@ class _Parser:
         q = self.quantifier()
         if q is None:
             return atom
+        if atom[0] == "look":
+            raise _unsupported("a quantified lookahead")
         if self.quantifier() is not None:
             raise _invalid("nothing to repeat (two quantifiers in a row)")
         return ("rep", atom, *q)
@@ -270,8 +272,9 @@ class _Parser:
             raise _too_complex(f"groups nested more than {MAX_DEPTH} deep")
         rest = self.p[self.i + 1:self.i + 4]
         if rest.startswith("?"):
-            kinds = (("?:", None), ("?=", "lookahead (?=...)"), ("?!", "negative lookahead (?!...)"),
-                     ("?<=", "lookbehind (?<=...)"), ("?<!", "negative lookbehind (?<!...)"),
+            if rest.startswith(("?=", "?!")):
+                return self.lookahead(rest[1] == "!")
+            kinds = (("?:", None), ("?<=", "lookbehind (?<=...)"), ("?<!", "negative lookbehind (?<!...)"),
                      ("?P=", "named backreference (?P=...)"), ("?#", "comment group (?#...)"),
                      ("?>", "atomic group (?>...)"))
             for prefix, refused in kinds:
@@ -297,6 +300,18 @@ class _Parser:
         self.i += 1
         self.depth -= 1
         return node
+
+    def lookahead(self, negated: bool):
+        """``(?=X)`` or ``(?!X)`` as ``("look", negated, X)``, X's text (``_determinized`` takes
+        lookaheads right after a leading ``^`` and refuses the others)."""
+        self.i += 3
+        start = self.i
+        self.disjunction()
+        if self.peek() != ")":
+            raise _invalid("missing ')'")
+        self.i += 1
+        self.depth -= 1
+        return ("look", negated, self.p[start:self.i - 1])
 
     def atom_escape(self):
         c = self.peek()
@@ -417,6 +432,8 @@ def _size(node, limit: int) -> int:
     tag = node[0]
     if tag in ("set", "bol", "eol"):
         return 2
+    if tag == "look":
+        raise _unsupported("lookahead (?=...) or (?!...) other than right after a leading ^")
     if tag == "count":
         return _size(node[1], limit) + 3
     if tag in ("seq", "alt"):
@@ -729,17 +746,48 @@ def minimized(dfa: CharDFA) -> CharDFA:
 def _determinized(pattern: str, max_states: int, dialect: str, ignore_case: bool = False):
     """The DFA before minimisation, or the refusal: whatever can refuse a pattern happens here."""
     try:
-        ast = _Parser(pattern, dialect, ignore_case).parse()
+        ast, looks = _leading_lookaheads(_Parser(pattern, dialect, ignore_case).parse())
         if _size(ast, MAX_NFA_STATES) > MAX_NFA_STATES:
             raise _too_complex(f"pattern expands to more than {MAX_NFA_STATES} NFA states")
         nfa = _NFA()
         start = nfa.state()
         final = nfa.build(ast, start)
-        return _determinize(nfa, start, final, max_states)[0].frozen()
+        dfa = _determinize(nfa, start, final, max_states)[0]
+        for negated, text in looks:
+            dfa = _looked_ahead(dfa, negated, text, max_states, dialect, ignore_case)
+        return dfa.frozen()
     except _Refusal as refusal:
         return refusal
     except RecursionError:
         return _too_complex("pattern nests too deeply")
+
+
+def _leading_lookaheads(ast) -> tuple[tuple, list[tuple[bool, str]]]:
+    """``ast`` without the lookaheads right after its leading ``^`` (``^(?!X)(?=Y)...``), and
+    those lookaheads; one anywhere else is refused (``_size``)."""
+    if ast[0] != "seq" or not ast[1] or ast[1][0] != ("bol",):
+        return ast, []
+    items, n = ast[1], 1
+    while n < len(items) and items[n][0] == "look":
+        n += 1
+    return ("seq", items[:1] + items[n:]), [(look[1], look[2]) for look in items[1:n]]
+
+
+def _looked_ahead(dfa: CharDFA, negated: bool, text: str, max_states: int, dialect: str, ignore_case: bool) -> CharDFA:
+    """``dfa`` (a pattern anchored by a leading ``^``) less, or within, the strings with a prefix
+    matching ``text`` at the start: what ``(?!text)`` or ``(?=text)`` right after the ``^`` asks.
+    Portable: a string is out where either reading finds ``(?!text)``'s prefix, in where both find
+    ``(?=text)``'s (the narrower side of each); under ``not`` (either reading) it is refused."""
+    if dialect == "either":
+        raise _unsupported("lookahead (?=...) or (?!...) in a pattern under 'not'")
+    prefixed = _compile(f"^(?:{text})", max_states, "either" if negated and dialect == "portable" else dialect,
+                        ignore_case)
+    if isinstance(prefixed, _Refusal):
+        raise prefixed
+    try:
+        return chardfa.difference(dfa, prefixed) if negated else chardfa.intersect(dfa, prefixed, max_states)
+    except OverflowError:
+        raise _too_complex(f"a lookahead's automaton has more than {max_states} states") from None
 
 
 @functools.lru_cache(maxsize=4096)

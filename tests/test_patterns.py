@@ -70,6 +70,23 @@ REAL_PATTERNS = [
 ]
 
 
+@settings(max_examples=150, deadline=None)
+@given(_regexes(2), _regexes(2), regexes, st.booleans(), st.lists(st.text(alphabet=ALPHABET, max_size=7), min_size=1, max_size=8))
+def test_leading_lookaheads_match_like_python(ahead, also, rest, positive, texts):
+    """``^(?!A)(?=B)C`` and ``^(?=A)C``, generated: the DFA agrees with Python's ``re.search``."""
+    if positive:
+        ecma, py = f"^(?={ahead[0]}){rest[0]}", f"\\A(?={ahead[1]}){rest[1]}"
+    else:
+        ecma, py = f"^(?!{ahead[0]})(?={also[0]}){rest[0]}", f"\\A(?!{ahead[1]})(?={also[1]}){rest[1]}"
+    try:
+        dfa = pattern_dfa(ecma)
+    except SchemaTooComplex:
+        assume(False)
+    compiled = re.compile(py)
+    for text in texts:
+        assert dfa.matches(text) == bool(compiled.search(text)), (ecma, text)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(REAL_PATTERNS), st.text(alphabet="aZ09_-.@ /:#{}+bcjsonhtpv", max_size=12))
 def test_real_patterns_agree_with_python_on_ascii(pattern, text):
@@ -115,9 +132,31 @@ def test_character_classes_use_the_ecma_dialect(pattern, yes, no):
     assert not any(dfa.matches(s) for s in no)
 
 
+@pytest.mark.parametrize("pattern, texts", [
+    ("^(?!@@)[@a-zA-Z0-9_-]+$", ["@@a", "@a", "abc", "@", "", "@@"]),
+    ("^(?!pattern$).*$", ["pattern", "patterns", "x", "", "pattern\n"]),
+    ("^(?=[^=]+$)(?!\\s+$)(.|\\n)+$", ["a=b", "   ", "ab", " a", "", "a\nb"]),
+    ("^(?![iI][oO]broker)", ["iobroker", "IObroker.x", "io", "x", ""]),
+    ("^(?!.*\\/)^(.*[^.]+.*)$", ["a/b", "ab", "...", "a.b"]),
+    ("^(?!.*://)(?=.{1,10}$)[a-z.]+$", ["ab.c", "a://b", "abcdefghijk", "", "abcdefghij"]),
+    ("^(?!(if|else|for)$)[a-z_]\\w*$", ["if", "iff", "else", "_x", "for1", "9a"]),
+])
+def test_lookaheads_right_after_a_leading_caret_are_exact(pattern, texts):
+    """``^(?!X)`` and ``^(?=X)`` (as real schemas write them: a reserved word, a scheme, a length
+    read ahead) leave out, or keep only, the strings with a prefix matching X; the same answer as
+    Python's ``re`` (whose lookaheads read as ECMA-262's here) in every dialect the compiler reads."""
+    for dialect in ("ecma", "portable"):
+        dfa = pattern_dfa(pattern, dialect=dialect)
+        assert [dfa.matches(t) for t in texts] == [re.search(pattern, t) is not None for t in texts], dialect
+    with pytest.raises(UnsupportedKeyword, match="under 'not'"):
+        pattern_dfa(pattern, dialect="either")
+
+
 @pytest.mark.parametrize("pattern, construct", [
-    ("^(?=a)", "lookahead (?=...)"),
-    ("^(?!a)", "negative lookahead (?!...)"),
+    ("a(?=b)", "lookahead (?=...) or (?!...) other than right after a leading ^"),
+    ("^(?:(?!a)b)", "lookahead (?=...) or (?!...) other than right after a leading ^"),
+    ("^a|(?!b)c", "lookahead (?=...) or (?!...) other than right after a leading ^"),
+    ("^(?=a)*b", "a quantified lookahead"),
     ("(?<=a)b", "lookbehind (?<=...)"),
     ("(?<!a)b", "negative lookbehind (?<!...)"),
     ("(a)\\1", "backreference \\1"),
