@@ -22,10 +22,19 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_literals.py", "tests/test_roots.py"]
 BOOLEAN_TESTS = ["tests/test_boolean.py"]
 CHECK_TESTS = ["tests/test_compile_errors.py"]
+PATTERN_TESTS = ["tests/test_patterns.py"]
 EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agree_with_jsonschema",
                     "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py",
                     "tests/test_unevaluated.py::test_past_the_case_bound_the_validator_judges_each_instance",
                     "tests/test_drafts.py"]
+
+PATTERN_MUTATIONS = [
+    ("a leading lookahead read the other way", "compiler/regex.py",
+     "chardfa.difference(dfa, prefixed) if negated else chardfa.intersect(dfa, prefixed, max_states)",
+     "chardfa.intersect(dfa, prefixed, max_states) if negated else chardfa.difference(dfa, prefixed)"),
+    ("a portable negative lookahead read narrowly", "compiler/regex.py",
+     '"either" if negated and dialect == "portable" else dialect', "dialect"),
+]
 
 BOOLEAN_MUTATIONS = [
     ("an object literal's complement without its other keys", "compiler/boolean.py",
@@ -278,7 +287,8 @@ def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
                             (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
-                            (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS)]
+                            (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
+                            (PATTERN_TESTS, PATTERN_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

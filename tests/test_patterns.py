@@ -152,6 +152,17 @@ def test_lookaheads_right_after_a_leading_caret_are_exact(pattern, texts):
         pattern_dfa(pattern, dialect="either")
 
 
+def test_a_portable_lookahead_keeps_what_both_readings_keep():
+    """U+FEFF is ``\\s`` to ECMA-262, not to Python's ``re``: ``^(?!\\s)`` keeps ``"\\ufeffa"`` for
+    ``re`` only and ``^(?=\\s)`` keeps ``"\\ufeff"`` for ECMA-262 only, so the portable reading
+    keeps neither."""
+    assert re.search(r"^(?!\s)", "\ufeffa") and not pattern_dfa(r"^(?!\s)").matches("\ufeffa")
+    assert not pattern_dfa(r"^(?!\s)", dialect="portable").matches("\ufeffa")
+    assert pattern_dfa(r"^(?=\s)").matches("\ufeff") and not re.search(r"^(?=\s)", "\ufeff")
+    assert not pattern_dfa(r"^(?=\s)", dialect="portable").matches("\ufeff")
+    assert pattern_dfa(r"^(?!\s)", dialect="portable").matches("a")
+
+
 @pytest.mark.parametrize("pattern, construct", [
     ("a(?=b)", "lookahead (?=...) or (?!...) other than right after a leading ^"),
     ("^(?:(?!a)b)", "lookahead (?=...) or (?!...) other than right after a leading ^"),
