@@ -5,7 +5,7 @@ keyword at a time (De Morgan), ``oneOf`` as "this branch and none of the others"
 A complement is shallow: it stops at each subschema in a value position (a property, an item),
 leaving ``{"not": sub}`` there to be rewritten when that fragment is lowered, so a recursive
 schema stays finite. The leaves with no positive keyword use the lowering's markers:
-``_not_values`` (excluded scalar literals), ``_not_patterns``, ``_not_multiples``, ``_not_integer`` and
+``_not_values`` (excluded literals), ``_not_patterns``, ``_not_multiples``, ``_not_integer`` and
 ``_some_member`` (an object has a member with a key in a language and a value meeting a schema).
 """
 
@@ -100,10 +100,7 @@ class Complement:
             return out
         if key in ("enum", "const"):
             values = value if key == "enum" else [value]
-            scalars = [v for v in values if not isinstance(v, (list, dict))]
-            parts = ([{"_not_values": scalars}] if scalars else []) + [
-                self.unequal(v, rules, slot, depth) for v in values if isinstance(v, (list, dict))]
-            return [parts[0] if len(parts) == 1 else {"allOf": parts}]
+            return [{"_not_values": list(values)}]  # an array or object among them: ``unequal`` where one is lowered
         if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return self.bound(key, value, rules)
         if key == "multipleOf":
@@ -167,16 +164,16 @@ class Complement:
             return [{"type": "string", "_not_formats": (value,)}]
         raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key}", at.via)
 
-    def unequal(self, v, rules, slot: Slot, depth: int) -> dict:
+    def unequal(self, v, slot: Slot) -> dict:
         """The values other than array or object ``v`` (as JSON compares them): the complement of
-        its shape, each item or member there ``{"const": ...}`` (whose own complement comes back
-        here for a nested array or object)."""
+        its shape, each item or member there ``{"const": ...}`` (whose own complement excludes a
+        nested array or object the same way where it is lowered)."""
         if isinstance(v, list):
             shape = {"type": "array", "minItems": len(v), "maxItems": len(v), "prefixItems": [{"const": x} for x in v]}
         else:
             shape = {"type": "object", "required": list(v), "properties": {k: {"const": x} for k, x in v.items()},
                      "additionalProperties": False}
-        return {"anyOf": [b for key, value in shape.items() for b in self.keyword(key, value, shape, slot, depth)]}
+        return {"anyOf": [b for key, value in shape.items() for b in self.keyword(key, value, shape, slot, 0)]}
 
     @staticmethod
     def bound(key, value, rules) -> list:

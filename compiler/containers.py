@@ -39,6 +39,8 @@ class ContainerLowering:
     one fragment per member, so an item's schema is lowered once whatever the count."""
 
     def lower_array(self, node: Node, slot, src, dst):
+        if any(isinstance(v, list) for v in node.not_values):
+            return self.other_than(node, list, slot, src, dst)
         arr = node.array or ArrayRules()
         prefix = [p.source for p in arr.prefix]
         items = arr.rest.source if arr.rest is not None else True
@@ -213,9 +215,21 @@ class ContainerLowering:
         self.prog.counted_block(here, CountedBlock(shape, (item,), 0, hi - lo, start, end, self.prog.owner[src]))
         self.prog.text(end, b"]", dst)
 
+    def other_than(self, node: Node, kind: type, slot, src, dst) -> None:
+        """The arrays (or objects) ``node`` allows other than the literals of that kind a complement
+        excluded (``_not_values``): ``node`` met with each one's shape complement (``Complement.unequal``),
+        only where such a value is lowered (an enum beside them is filtered instead)."""
+        rules = {k: v for k, v in node.source.items() if k != "_not_values"}
+        rules["type"] = "array" if kind is list else "object"
+        rules["allOf"] = [*rules.get("allOf", ()), *(self.complement.unequal(v, slot) for v in node.not_values
+                                                      if isinstance(v, kind))]
+        self.value(rules, slot, src, dst)
+
     def lower_object(self, node: Node, slot, src, dst, wanted: tuple = ()):
         """``wanted``: the 'some member' constraints additional members may be witnesses of
         (``some_member``), as (key automaton, its cache name, value schema)."""
+        if any(isinstance(v, dict) for v in node.not_values):
+            return self.other_than(node, dict, slot, src, dst)
         obj = node.object or ObjectRules()
         if obj.some_member:
             return self.some_member(node, slot, src, dst, wanted)
