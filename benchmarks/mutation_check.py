@@ -1,7 +1,8 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
-keywords (complements, exactly-one, conditionals, contains), the unevaluated keywords and the
-keyword check every compile runs first, JSON equality, the shipped format table, lazy lowering
-and counted blocks (patterns' groups, arrays' items), one at a time.
+keywords (complements, exactly-one, conditionals, contains, objects met with different patterns),
+the unevaluated keywords and the keyword check every compile runs first, JSON equality, the
+shipped format table, lazy lowering and counted blocks (patterns' groups, arrays' items), one at
+a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -37,6 +38,16 @@ PATTERN_MUTATIONS = [
 ]
 
 BOOLEAN_MUTATIONS = [
+    ("a side's additionalProperties dropped where the sides' patterns differ", "compiler/merge.py",
+     'out["_additional_unless"] = [*out.get("_additional_unless", ()),', 'out["_ignored"] = [*out.get("_additional_unless", ()),'),
+    ("a name met later escapes a side's additionalProperties", "compiler/merge.py",
+     'for unless in schema.get("_additional_unless", ()):', "for unless in ():"),
+    ("an unnamed required key escapes a side's additionalProperties", "compiler/containers.py",
+     "for patterns, value in obj.additional_unless:", "for patterns, value in ():"),
+    ("validate lets a side's additionalProperties go", "compiler/validation.py",
+     "for unless_patterns, sub in unless:", "for unless_patterns, sub in ():"),
+    ("multipleOf values met: the second dropped", "compiler/numbers.py",
+     "math.lcm(*(p.numerator for p in parts))", "math.lcm(*(p.numerator for p in parts[:1]))"),
     ("an object literal's complement without its other keys", "compiler/boolean.py",
      '"additionalProperties": False}', '}'),
     ("an array literal's complement without its longer arrays", "compiler/boolean.py",

@@ -104,7 +104,7 @@ class Complement:
         if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return self.bound(key, value, rules)
         if key == "multipleOf":
-            return [{"type": "number", "_not_multiples": [value]}]
+            return [{"type": "number", "_not_multiples": [step]} for step in (value if isinstance(value, tuple) else (value,))]
         if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
             kind = {"L": "string", "I": "array", "P": "object"}[key[3]]
             if key.startswith("min"):
@@ -139,6 +139,11 @@ class Complement:
                 return []
             names, patterns = sorted(rules.get("properties", {})), sorted(rules.get("patternProperties", {}))
             return [{"type": "object", "_some_member": [{"outside": names, "patterns": patterns, "value": {"not": value}}]}]
+        if key == "_additional_unless":  # as additionalProperties, but outside its side's patterns only
+            names = sorted(rules.get("properties", {}))
+            return [{"type": "object", "_some_member": [{"outside": names, "patterns": sorted(u["patterns"]),
+                                                         "value": {"not": u["value"]}}]}
+                    for u in value if not is_trivial(u["value"])]
         if key == "patternProperties":
             return [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub}}]}
                     for p, sub in value.items() if not is_trivial(sub)]
@@ -199,7 +204,7 @@ def _distinct(schemas: list) -> list:
 
 
 _KIND_OF = {**dict.fromkeys(STRING_WORDS, "string"), **dict.fromkeys(NUMBER_WORDS, "number"),
-            **dict.fromkeys(OBJECT_WORDS, "object"),
+            **dict.fromkeys(OBJECT_WORDS | {"_additional_unless"}, "object"),
             **dict.fromkeys(ARRAY_WORDS | {"additionalItems", "minContains", "maxContains"}, "array")}
 
 

@@ -50,7 +50,7 @@ def number_rules(rules: dict) -> NumberRules | None:
     if isinstance(xhi, bool):
         xhi, hi = (hi, None) if xhi else (None, hi)
     number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum = lo, hi, xlo, xhi
-    number.multiple_of = rules.get("multipleOf")
+    number.multiples = gathered(rules["multipleOf"]) if "multipleOf" in rules else ()
     if "_not_multiples" in rules or "_not_integer" in rules:
         number.not_multiples, number.not_integer = tuple(rules.get("_not_multiples", ())), bool(rules.get("_not_integer"))
     return number
@@ -71,7 +71,7 @@ def string_rules(rules: dict) -> StringRules | None:
 
 
 def gathered(value) -> tuple:
-    """A pattern or format as a tuple: one as written, several where the lowering met schemas."""
+    """A pattern, format or multipleOf as a tuple: one as written, several where the lowering met schemas."""
     return value if isinstance(value, tuple) else (value,)
 
 
@@ -185,9 +185,10 @@ class Reader:
                 if key in rules and not non_negative_int(rules[key]):
                     raise invalid(key, f"{key} must be a non-negative integer")
             for key in BOUNDS:
-                if key in rules and not finite_number(rules[key]):
+                if key in rules and not finite_number(rules[key]) and not (
+                        self.written and key == "multipleOf" and isinstance(rules[key], tuple)):  # gathered by a meet
                     raise invalid(key, f"{key} must be a finite number")
-            if "multipleOf" in rules and rules["multipleOf"] <= 0:
+            if "multipleOf" in rules and any(step <= 0 for step in gathered(rules["multipleOf"])):
                 raise invalid("multipleOf", "multipleOf must be greater than 0")
             for key in ("exclusiveMinimum", "exclusiveMaximum"):
                 if key in rules and not (finite_number(rules[key]) or isinstance(rules[key], bool)):
@@ -313,6 +314,10 @@ class Reader:
                 ("outside", (tuple(some["outside"]), tuple(some["patterns"])), value)
                 for i, some in enumerate(rules["_some_member"])
                 for value in [sub(("_some_member", i, "value"), some["value"])]]
+        if "_additional_unless" in rules:
+            node.object = node.object or ObjectRules()
+            node.object.additional_unless = [(tuple(unless["patterns"]), sub(("_additional_unless", i), unless["value"]))
+                                             for i, unless in enumerate(rules["_additional_unless"])]
 
     def _check_loops(self) -> None:
         """A ``$ref`` loop that never descends into the instance (``{"$ref": "#"}``) can be neither

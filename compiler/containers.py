@@ -240,6 +240,11 @@ class ContainerLowering:
         pattern_dfas = []
         for p, sub in obj.pattern_properties:
             pattern_dfas.append((self.key_pattern(p, slot), sub.source, slot.at("patternProperties", p)))
+        written = [p for p, _ in obj.pattern_properties]
+        for p in {p for patterns, _ in obj.additional_unless for p in patterns if p not in written}:
+            written.append(p)  # (a meet keeps every side's patterns: none is missing but by a rewrite)
+            pattern_dfas.append((self.key_pattern(p, slot), True, slot.at("patternProperties", p)))
+        unless = [(frozenset(written.index(p) for p in patterns), sub.source) for patterns, sub in obj.additional_unless]
         names_schema = obj.property_names.source if obj.property_names is not None else None
         allowed = self.key_language(names_schema, slot.at("propertyNames")) if names_schema is not None else None
         members = []  # (name, schema, slot, required)
@@ -254,11 +259,12 @@ class ContainerLowering:
             if name in props:
                 continue
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
-            sub, where = (hits[0] if len(hits) == 1 else (extra, slot.at("additionalProperties")))
+            sub, where = hits[0] if hits else (extra, slot.at("additionalProperties"))
+            for s, _ in hits[1:]:  # a key meets every pattern it matches
+                sub = both(sub, s)
+            sub = self.unnamed(obj, name, sub, slot)
             if allowed is not None and not allowed.matches(name):
                 sub = False
-            if len(hits) > 1:
-                raise UnsupportedKeyword(child(slot.pointer, "patternProperties"), "patternProperties", "a required name matching several patterns", slot.via)
             members.append((name, sub, where, True))
         for name, sub, where, req in members:
             if req and sub is False:
@@ -266,7 +272,7 @@ class ContainerLowering:
                 return
         names = {m[0] for m in members}
         keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
-                                    (allowed, self.schema_key(names_schema)) if allowed is not None else None)
+                                    (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
@@ -332,9 +338,9 @@ class ContainerLowering:
             if n in props:
                 met = both(props[n], value)
             elif any(d.matches(n) for d in patterns):
-                met = value  # the lowering meets it with the patterns' schemas
+                met = self.unnamed(obj, n, value, slot)  # the lowering meets it with the patterns' schemas
             else:
-                met = both(self.additional(obj), value)
+                met = self.unnamed(obj, n, both(self.additional(obj), value), slot)
             case = {**rest, "properties": {**props, n: met}, "required": required + ([n] if n not in required else [])}
             self.lower_object(self.reader.read_now(case), slot, src, dst, among)
         if self.additional(obj) is False and not obj.pattern_properties:
@@ -343,6 +349,14 @@ class ContainerLowering:
             raise UnsupportedKeyword(slot.pointer, "not", f"more than {MAX_WITNESSES} members that must exist among "
                                      "additional properties", slot.via)
         self.lower_object(self.reader.read_now(rest), slot, src, dst, among + ((key_dfa, name, value),))
+
+    def unnamed(self, obj: ObjectRules, name: str, sub, slot):
+        """``sub`` (what key ``name`` meets, the object not naming it) met with each side's
+        additionalProperties that applies to it still (``ObjectRules.additional_unless``)."""
+        for patterns, value in obj.additional_unless:
+            if not any(self.key_pattern(p, slot).matches(name) for p in patterns):
+                sub = both(sub, value.source)
+        return sub
 
     def member_keys(self, how: str, keys, slot):
         """The keys a 'some member' constraint speaks of (``ObjectRules.some_member``), as a scalar
@@ -414,12 +428,13 @@ class ContainerLowering:
     def next_member(self, src: int, count: int, member: int, dst: int) -> None:
         self.prog.call(self.separated(src, count), member, dst)
 
-    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None):
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None, unless=()):
         """(key fragment, value schema, slot, whose witness it may be as a bit mask) for keys beyond the names.
 
         The keys are split into regions by which patterns they match (and whether a witness of
         'some member' may have them); a key matching several patterns must satisfy all their
-        schemas, one matching none the additionalProperties schema.
+        schemas, one matching none the additionalProperties schema; and each of ``unless``, (a set
+        of patterns by index, schema), meets the keys that match none of its set.
         """
         dfas = [d for d, _, _ in pattern_dfas] + [w[0] for w in wanted]
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
@@ -431,17 +446,15 @@ class ContainerLowering:
         for i, (keys, hits) in enumerate(regions):
             inside = sum(1 << (h - len(pattern_dfas)) for h in hits if h >= len(pattern_dfas))
             subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
-            if not subs:
-                if extra is not False:
-                    out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
-                                extra, slot.at("additionalProperties"), inside))
-                continue
-            schema = subs[0][0]
+            schema, where = (extra, slot.at("additionalProperties")) if not subs else subs[0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
+            for indexes, sub in unless:
+                if indexes.isdisjoint(hits):
+                    schema = both(schema, sub)
             if schema is not False:
                 out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
-                            schema, subs[0][1], inside))
+                            schema, where, inside))
         return out
 
     def key_regions(self, names, dfas, slot: Slot, allowed=None):

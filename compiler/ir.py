@@ -37,7 +37,7 @@ class NumberRules:
     maximum = None
     exclusive_minimum = None
     exclusive_maximum = None
-    multiple_of = None
+    multiples: tuple = ()              # each multipleOf that applies (a schema has one, a meet gathers more)
     not_multiples: tuple = ()          # a complement's: steps no number may be a multiple of
     not_integer = False                # a complement's: no integer
 
@@ -61,6 +61,9 @@ class ObjectRules:
     # its node: ("names", Node, value) a key that Node refuses; ("pattern", str, value) a key it
     # matches; ("outside", (names, patterns), value) a key none of them names or matches
     some_member: list = []
+    # a meet's: each side's additionalProperties, as (that side's patterns, Node): a key outside
+    # the names that matches none of the patterns meets the Node (``merge``, where the sides differ)
+    additional_unless: list = []
 
 
 class ArrayRules:

@@ -60,4 +60,4 @@ TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 # the leaves of complements (compiler/boolean.py), accumulated when schemas meet; read into
 # ``ir.Node`` fields by ``build.Reader``.
 MARKERS = frozenset(("_not_values", "_not_patterns", "_not_formats", "_not_multiples", "_not_integer", "_some_member",
-                     "_contains_also"))
+                     "_contains_also", "_additional_unless"))

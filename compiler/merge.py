@@ -1,14 +1,15 @@
 """``allOf`` (and a ``$ref`` with sibling keywords) folded into one schema, keyword by keyword.
 
 Each keyword has an exact meet: bounds take the tighter value, ``required`` and ``properties``
-unite, ``type`` and ``enum`` intersect, patterns and formats accumulate (the string lowering
-intersects their automata). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
+unite, ``type`` and ``enum`` intersect, patterns, formats and ``multipleOf`` accumulate (the
+lowering intersects their automata), and where one side's patterns are not the other's, each
+side's ``additionalProperties`` stays its own (``_additional_unless``: the keys outside that side's
+patterns). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
 widening the language. Annotations and keywords outside the vocabularies are dropped.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from .values import json_equal
@@ -20,7 +21,7 @@ NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dy
 CONSTRAINING = (VOCABULARY | MARKERS) - NOT_MERGED  # the words ``constraints`` keeps
 LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
-ACCUMULATED = ("pattern", "format")  # kept as tuples; every entry applies
+ACCUMULATED = ("pattern", "format", "multipleOf")  # kept as tuples; every entry applies
 
 
 def constraints(schema: dict) -> dict:
@@ -164,8 +165,6 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "patternProperties":  # a key meets every pattern it matches, from either side
             out[key] = {p: both(va[p], vb[p]) if p in va and p in vb else va.get(p, vb.get(p))
                         for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
-        elif key == "multipleOf":
-            out[key] = _merge_multiple(va, vb, pointer)
         elif key == "anyOf" and json_equal(va, vb):  # the same branches twice (a $ref met with itself)
             continue
         elif key == "anyOf":
@@ -207,7 +206,11 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             # a name of y's that a pattern of x's matches would meet y's additionalProperties too
             named = [name for name, sub in y.get("properties", {}).items() if sub is not False]
             if theirs or any(matches(p, name) for p in mine for name in named):
-                raise UnsupportedKeyword(pointer, "allOf", "patternProperties meeting additionalProperties")
+                # y's additionalProperties stays y's: for the keys outside the names that match
+                # none of y's patterns (each named key met it already, in ``_merge_properties``)
+                out["_additional_unless"] = [*out.get("_additional_unless", ()),
+                                             {"patterns": sorted(theirs), "value": y["additionalProperties"]}]
+                continue
             out["patternProperties"] = {p: both(sub, y["additionalProperties"]) if p in mine else sub
                                         for p, sub in out["patternProperties"].items()}
     if _types(out) == {"object"} and any(rules_out(out, name) for name in out.get("required", ())):
@@ -269,15 +272,21 @@ def _as_tuple(value) -> tuple:
 
 def _merge_properties(a: dict, b: dict, matches, alike: bool) -> dict:
     """Names from both; a name one side lacks meets that side's additionalProperties, unless one
-    of its patternProperties matches the name (the lowering meets a named property with those)."""
+    of its patternProperties matches the name (the lowering meets a named property with those),
+    and each of its ``_additional_unless`` whose patterns it matches none of."""
     pa, pb = a.get("properties", {}), b.get("properties", {})
 
     def side(schema, props, name):
         if name in props:
             return props[name]
         if any(matches(p, name) for p in schema.get("patternProperties", {})):
-            return True
-        return schema.get("additionalProperties", True)
+            found = True
+        else:
+            found = schema.get("additionalProperties", True)
+        for unless in schema.get("_additional_unless", ()):
+            if not any(matches(p, name) for p in unless["patterns"]):
+                found = both(found, unless["value"])
+        return found
 
     def meet(x, y):
         return False if alike and (_negation_of(x, y) or _negation_of(y, x)) else both(x, y)
@@ -319,11 +328,3 @@ def _merge_counts(a: dict, b: dict, out: dict) -> None:
         out["minContains"] = least
     if mosts:
         out["maxContains"] = min(mosts)
-
-
-def _merge_multiple(x, y, pointer: str):
-    if x == y:
-        return x
-    if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool) and not isinstance(y, bool):
-        return x * y // math.gcd(x, y)
-    raise UnsupportedKeyword(pointer, "multipleOf", "different non-integer multipleOf values in allOf")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from typing import Hashable, Protocol
 
 from compiler.chardfa import CharDFA
@@ -172,6 +173,20 @@ def _check_interval(lower: _Limit | None, upper: _Limit | None, pointer: str) ->
         raise Unsatisfiable(pointer, f"{low} is above {high}")
     if lower.value == upper.value and (lower.strict or upper.strict):
         raise Unsatisfiable(pointer, f"{low} and {high} leave no number between them")
+
+
+def common_multiple(steps: tuple):
+    """The least number that each of ``steps`` (a meet's ``multipleOf``s) divides, exactly as
+    decimals (None for none): numerators' least common multiple over denominators' greatest common
+    divisor, a power of ten's divisor, so the decimal ends."""
+    if len(steps) < 2:
+        return steps[0] if steps else None
+    parts = [Fraction(_exact(step, "multipleOf", "")) for step in steps]
+    top, bottom = math.lcm(*(p.numerator for p in parts)), math.gcd(*(p.denominator for p in parts))
+    places = 0
+    while 10**places % bottom:
+        places += 1
+    return Decimal(f"{top * 10**places // bottom}e-{places}")  # (read from text: exact at any length)
 
 
 def _divisor(multiple_of, pointer: str) -> Decimal:

@@ -16,7 +16,7 @@ from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKey
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
 from .one_of import literal_values
-from .numbers import MAX_STATES as NUMBER_STATES, number_dfa
+from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
 from .ir import Node, NumberRules, StringRules
@@ -53,7 +53,7 @@ class ScalarLowering:
         portable = self.options.dialect == "portable"
         formats = node.formats
         not_steps = number.not_multiples
-        for step in (number.multiple_of, *not_steps) if portable else ():
+        for step in (*number.multiples, *not_steps) if portable else ():
             if is_number(step) and step > 0:  # Ajv's division is exact below this quotient
                 limit = Decimal(QUOTIENT_LIMIT) * Decimal(repr(step))
                 xlo = -limit if not is_number(xlo) else max(xlo, -limit)
@@ -66,13 +66,13 @@ class ScalarLowering:
                     hi = bounds[1] if not is_number(hi) else min(hi, bounds[1])
         excluded = [v for v in node.not_values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         fraction = number.not_integer
-        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), _num_key(number.multiple_of),
+        key = ("number", integer, _num_key(lo), _num_key(hi), _num_key(xlo), _num_key(xhi), tuple(map(_num_key, number.multiples)),
                tuple(map(_num_key, excluded)), tuple(map(_num_key, not_steps)), fraction)
         try:
             frag = self._shared.get(key)
             if frag is None:
                 dfa = number_dfa(integer, minimum=lo, maximum=hi, exclusive_minimum=xlo, exclusive_maximum=xhi,
-                                 multiple_of=number.multiple_of, pointer=slot.pointer, portable=portable)
+                                 multiple_of=common_multiple(number.multiples), pointer=slot.pointer, portable=portable)
                 for v in excluded:  # every spelling of that value: 2, 2.0, 2.00 ... (portable: every
                     # text that reads as its double, so the open interval between the next doubles)
                     near = ({"exclusive_minimum": math.nextafter(v, -math.inf),

@@ -141,6 +141,9 @@ class Validator:
             for how, keys, _ in node.object.some_member:
                 for pattern in (keys,) if how == "pattern" else keys[1] if how == "outside" else ():
                     self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
+            for patterns, _ in node.object.additional_unless:
+                for pattern in patterns:
+                    self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
         if not node.unevaluated:
             return
         rules = node.source
@@ -347,8 +350,8 @@ class Validator:
                 errors.append(f"{where()}: at or below exclusive minimum {_num(xlo)}")
             if xhi is not None and value >= decimal_of(xhi):
                 errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
-            if rules.multiple_of is not None:
-                wrong = self._not_a_multiple(value, rules.multiple_of)
+            for step in rules.multiples:
+                wrong = self._not_a_multiple(value, step)
                 if wrong:
                     errors.append(f"{where()}: {wrong}")
             for step in rules.not_multiples:
@@ -394,8 +397,8 @@ class Validator:
             else:
                 errors.append(f"{_show(pointer_of(path))}: no member of the kind 'not' asks for")
         properties, patterns = rules.properties, rules.pattern_properties
-        additional = rules.additional
-        if not properties and not patterns and additional in (None, ANY):
+        additional, unless = rules.additional, rules.additional_unless
+        if not properties and not patterns and additional in (None, ANY) and not unless:
             return errors
         for name, value in instance.items():
             child = (path, "/" + escape(name))
@@ -408,6 +411,9 @@ class Validator:
                     errors.extend((yield (value, sub, child)))
             if not matched and additional is not None and additional is not ANY:
                 errors.extend((yield (value, additional, child)))
+            for unless_patterns, sub in unless:
+                if name not in properties and not any(self._matchers[p].matches(name) for p in unless_patterns):
+                    errors.extend((yield (value, sub, child)))
         return errors
 
     def _array(self, instance, rules: ArrayRules, path):
