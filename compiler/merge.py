@@ -160,7 +160,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
             out[key] = list(va) + [k for k in vb if k not in va]
         elif key in ("items", "prefixItems", "additionalItems"):
             continue  # merged below, position by position
-        elif key == "additionalProperties":
+        elif key in ("additionalProperties", "propertyNames"):
             out[key] = both(va, vb)
         elif key == "patternProperties":  # a key meets every pattern it matches, from either side
             out[key] = {p: both(va[p], vb[p]) if p in va and p in vb else va.get(p, vb.get(p))

@@ -15,7 +15,7 @@ from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, format_terms
 from .merge import constraints, json_in
-from .one_of import literal_values
+from .one_of import APPLIES, literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import pattern_dfa, pattern_terms
@@ -121,39 +121,51 @@ class ScalarLowering:
             else:
                 self.lower_chardfa(dfa, open_, close, FREE)
 
-    def key_language(self, schema, slot) -> CharDFA | None:
-        """The strings a ``propertyNames`` schema allows, as one scalar automaton (None: any)."""
+    def key_language(self, schema, slot, depth: int = 0) -> CharDFA | None:
+        """The strings a ``propertyNames`` schema allows, as one scalar automaton (None: any).
+        Automata are closed under every boolean keyword, so ``not``, ``allOf``, ``anyOf``, ``oneOf``
+        and a ``$ref`` beside other keywords are exact here; words of other types hold of any key."""
+        if depth > KEY_DEPTH:
+            raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames nested over {KEY_DEPTH} deep "
+                                     "(or referring back to themselves)", slot.via)
         schema, slot = self.follow_refs(schema, slot)
         if schema is True or schema is False:
             return None if schema else chardfa.literal_strings([])
-        rules = constraints(schema)
-        negated = "not" in rules
-        ruled_out = self.key_language(rules.pop("not"), slot.at("not")) if negated else None  # keys 'not' allows
-        if negated and ruled_out is None:
-            return chardfa.literal_strings([])  # not of a schema every key meets
-        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const"})
+        rules = constraints(self.expanded(schema, slot.pointer))
+        parts = []  # languages every key is in (None: any)
+        if "not" in rules:
+            ruled_out = self.key_language(rules.pop("not"), slot.at("not"), depth + 1)
+            parts.append(chardfa.literal_strings([]) if ruled_out is None else chardfa.complement(ruled_out))
+        if "$ref" in rules:
+            target, target_slot = self.follow_ref({"$ref": rules.pop("$ref")}, slot)
+            parts.append(self.key_language(target, target_slot, depth + 1))
+        for i, part in enumerate(rules.pop("allOf", ())):
+            parts.append(self.key_language(part, slot.at("allOf", i), depth + 1))
+        for word in ("anyOf", "oneOf"):
+            if word in rules:
+                branches = [self.key_language(b, slot.at(word, i), depth + 1) for i, b in enumerate(rules.pop(word))]
+                parts.append(_exactly_one(branches) if word == "oneOf" else _any_of(branches))
+        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const"} - _NOT_STRINGS)
         if other:
             raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames with {other[0]}", slot.via)
-        if not rules and ruled_out is None:
-            return None
         kinds = rules.get("type", "string")
         if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
             return chardfa.literal_strings([])
-        keys = None
-        values = literal_values(rules)
-        if values is not None:
-            keys = chardfa.literal_strings([v for v in values if isinstance(v, str)])
-        try:
-            terms = [chardfa.with_length(d or chardfa.any_string(), a, b)
-                     for d, a, b in self.string_terms(self.reader.read_now(rules), slot)]
-        except OverflowError as exc:
-            raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
-        allowed = terms[0]
-        for term in terms[1:]:
-            allowed = chardfa.union(allowed, term)
-        if ruled_out is not None:
-            allowed = chardfa.difference(allowed, ruled_out)
-        return allowed if keys is None else chardfa.intersect(keys, allowed)
+        if rules.keys() - {"type"} - _NOT_STRINGS:
+            values = literal_values(rules)
+            if values is not None:
+                parts.append(chardfa.literal_strings([v for v in values if isinstance(v, str)]))
+            try:
+                terms = [chardfa.with_length(d or chardfa.any_string(), a, b)
+                         for d, a, b in self.string_terms(self.reader.read_now(rules), slot)]
+            except OverflowError as exc:
+                raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
+            parts.append(_any_of(terms))
+        allowed = None
+        for part in parts:
+            if part is not None:
+                allowed = part if allowed is None else chardfa.intersect(allowed, part)
+        return allowed
 
     def format_language(self, f, slot) -> CharDFA:
         """Every string format ``f`` accepts, for its complement: a format with no checker accepts
@@ -326,3 +338,32 @@ BLOCK_MIN = 32  # scalar automata from this size on are checked for a liveness b
 
 def _num_key(v):
     return None if v is None else (type(v).__name__, repr(v))
+
+
+KEY_DEPTH = 32  # propertyNames' subschemas (and references) inside one another, at most
+_NOT_STRINGS = frozenset().union(*(words for kind, words in APPLIES.items() if kind != "string"))  # hold of any key
+
+
+def _any_of(languages: list) -> CharDFA | None:
+    """The union of key languages (None: any key)."""
+    if any(d is None for d in languages):
+        return None
+    out = chardfa.literal_strings([])
+    for d in languages:
+        out = chardfa.union(out, d)
+    return out
+
+
+def _exactly_one(languages: list) -> CharDFA:
+    """The keys in exactly one of ``languages`` (None: any key): each less the union of the others,
+    those before it and after it (unions of prefixes and suffixes, so a linear count of products)."""
+    languages = [chardfa.any_string() if d is None else d for d in languages]
+    before = [chardfa.literal_strings([])]
+    for d in languages[:-1]:
+        before.append(chardfa.union(before[-1], d))
+    after = chardfa.literal_strings([])
+    out = chardfa.literal_strings([])
+    for i in reversed(range(len(languages))):
+        out = chardfa.union(out, chardfa.difference(languages[i], chardfa.union(before[i], after)))
+        after = chardfa.union(after, languages[i])
+    return out
