@@ -107,6 +107,11 @@ def _rfc3986(rule: str, iri: bool) -> str:
 
 
 _JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
+# RFC 6570 as the uri-template package reads it (a sound subset): literals hold no brace; an
+# expression is an operator of levels 2 and 3, then variables of letters, digits, "_" and
+# %-escapes (never first: its Variable refuses that), each with a prefix length of 1 to 999 or "*"
+_VARSPEC = "[A-Za-z0-9_](?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})*(?::[1-9][0-9]{0,2}|\\*)?"
+_URI_TEMPLATE = f"(?:[^{{}}]|\\{{[+#./;?&]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*"
 _HEX = "[0-9a-fA-F]"
 
 _PATTERNS = {
@@ -123,11 +128,12 @@ _PATTERNS = {
     "iri-reference": lambda: _rfc3986("reference", iri=True),
     "json-pointer": lambda: _JSON_POINTER,
     "relative-json-pointer": lambda: f"(?:0|[1-9]+0?)(?:#|{_JSON_POINTER})",
+    "uri-template": lambda: _URI_TEMPLATE,
 }
 
 # Formats python-jsonschema checks that we leave open (format_terms returns None): callers that
 # want to refuse rather than warn can test membership here.
-CHECKED_BUT_OPEN = frozenset({"regex", "idn-hostname", "uri-template"})
+CHECKED_BUT_OPEN = frozenset({"regex", "idn-hostname"})
 
 
 HOSTNAME_MAX = 253  # characters, besides an optional final dot

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from compiler.formats import CHECKED_BUT_OPEN, format_matches, format_terms
 
 jsonschema = pytest.importorskip("jsonschema")
-for _checker_package in ("rfc3339_validator", "fqdn", "rfc3987", "isoduration", "jsonpointer"):
+for _checker_package in ("rfc3339_validator", "fqdn", "rfc3987", "isoduration", "jsonpointer", "uri_template"):
     pytest.importorskip(_checker_package)
 
 CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 ENFORCED = ["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "ipv4",
             "ipv6", "uuid", "uri", "uri-reference", "iri", "iri-reference", "json-pointer",
-            "relative-json-pointer"]
+            "relative-json-pointer", "uri-template"]
 
 
 def conforms(text: str, name: str) -> bool:
@@ -96,6 +96,8 @@ VALID = {
     "iri-reference": ["パス", "/ä/ö", ""],
     "json-pointer": ["", "/", "/a~0b/c~1d", "/foo/0", "/ünï/"],
     "relative-json-pointer": ["0", "1/a", "10#", "2/foo/0", "0#"],
+    "uri-template": ["", "http://example.com/{id}", "/users/{user_id}/repos{?page,per_page}", "{+path}/x{#frag}",
+                     "{.ext*}{/seg:3}{;p}{&q}", "a%41{a%41b}", "a b", "é{x_1}"],
 }
 INVALID = {
     "date-time": ["2023-02-29T12:00:00Z", "1900-02-29T00:00:00Z", "2024-01-01T00:00:60Z",
@@ -112,6 +114,7 @@ INVALID = {
     "uri-reference": ["a b", "%zz", "http://[::1"],
     "json-pointer": ["a", "/a~2", "/~"],
     "relative-json-pointer": ["", "01", "100", "1a", "#", "-1"],
+    "uri-template": ["{", "}", "{}", "{a", "a}", "{=a}", "{a:0}", "{a:1000}", "{%41}", "{a b}"],
 }
 
 
