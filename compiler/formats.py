@@ -107,6 +107,33 @@ def _rfc3986(rule: str, iri: bool) -> str:
 
 
 _JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
+
+
+def _regex_syntax(depth: int) -> str:
+    """Regexes Python's ``re``, Ajv (``new RegExp(s, "u")``) and jsonschema-rs all compile, groups
+    nested ``depth`` deep (a sound, regular subset): literals but ``\\^$.|?*+()[]{}`` and controls,
+    escapes of the syntax characters and of the classes ``\\d\\w\\s``, classes of literals,
+    escapes and ascending digit or letter ranges, one quantifier per atom (counts of up to two
+    digits, ascending, maybe lazy), anchors and word boundaries unquantified, ``(...)`` and
+    ``(?:...)``. Left out: what one of them refuses (a lone ``{`` or ``]``, ``\\-`` outside a class,
+    ``a{,3}``, ``[]``, possessive ``*+``) and what Python only warns of (``[[``, ``&&``, ``--``)."""
+    lit = """[A-Za-z0-9 !"#%&',\\-/:;<=>@_`~\\u00A0-\\uD7FF\\uE000-\\u{10FFFF}]"""
+    esc = """\\\\[dDwWsSntr^$\\\\.*+?()\\[\\]{}|/]"""
+    assertion = """(?:\\^|\\$|\\\\[bB])"""
+    class_char = """[A-Za-z0-9 !"#%',/:;<=>@_`.$*+?(){}\\u00A0-\\uD7FF\\uE000-\\u{10FFFF}]"""
+    class_esc = """\\\\[dDwWsSntr\\\\\\]\\[\\-^.]"""
+    ranges = "|".join(f"{c}-[{c}-{hi}]" for lo, hi in (("0", "9"), ("a", "z"), ("A", "Z"))
+                      for c in map(chr, range(ord(lo), ord(hi) + 1)))
+    klass = f"\\[\\^?(?:{class_char}|{class_esc}|{ranges})+\\]"
+    pairs = "|".join(f"{n},[{max(n, 1)}-9]" for n in range(10))
+    quant = f"(?:[*+?]|\\{{(?:[0-9]{{1,2}},?|[0-9],[1-9][0-9]|{pairs})\\}})\\??"
+    alt = ""
+    for level in range(depth + 1):
+        group = f"|\\((?:\\?:)?{alt}\\)" if level else ""
+        atom = f"(?:{lit}|{esc}|\\.|{klass}{group})"
+        seq = f"(?:{assertion}|{atom}(?:{quant})?)*"
+        alt = f"{seq}(?:\\|{seq})*"
+    return alt
 # RFC 6570 as the uri-template package reads it (a sound subset): literals hold no brace; an
 # expression is an operator of levels 2 and 3, then variables of letters, digits, "_" and
 # %-escapes (never first: its Variable refuses that), each with a prefix length of 1 to 999 or "*"
@@ -129,11 +156,12 @@ _PATTERNS = {
     "json-pointer": lambda: _JSON_POINTER,
     "relative-json-pointer": lambda: f"(?:0|[1-9]+0?)(?:#|{_JSON_POINTER})",
     "uri-template": lambda: _URI_TEMPLATE,
+    "regex": lambda: _regex_syntax(3),
 }
 
 # Formats python-jsonschema checks that we leave open (format_terms returns None): callers that
 # want to refuse rather than warn can test membership here.
-CHECKED_BUT_OPEN = frozenset({"regex", "idn-hostname"})
+CHECKED_BUT_OPEN = frozenset({"idn-hostname"})
 
 
 HOSTNAME_MAX = 253  # characters, besides an optional final dot
