@@ -1,8 +1,8 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
 keywords (complements, exactly-one, conditionals, contains, objects met with different patterns),
 the unevaluated keywords and the keyword check every compile runs first, JSON equality, the
-shipped format table, lazy lowering and counted blocks (patterns' groups, arrays' items), one at
-a time.
+shipped format table, lazy lowering, counted blocks (patterns' groups, arrays' items) and the
+portable readings under a ``not``, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -300,12 +300,29 @@ UNIQUE_MUTATIONS = [
 ]
 
 
+PORTABLE_TESTS = ["tests/test_portable.py"]
+PORTABLE_MUTATIONS = [
+    ("validate reads a not's schema as its own", "compiler/validation.py",
+     "other = not loose if self.dialect == \"portable\" else loose  # the other reading", "other = loose"),
+    ("a format's other readings left out under not", "compiler/validation.py",
+     "return python or fmt not in KNOWN_FORMATS or loose_matches(fmt, instance)", "return python"),
+    ("compile's not format keeps Ajv's reading in", "compiler/scalars.py",
+     "return language if ajv is None else chardfa.union(language, ajv)", "return language"),
+    ("a most of contains counted in one reading", "compiler/validation.py",
+     "more += not (yield (value, rules.contains, path, other))", "more += not (yield (value, rules.contains, path, loose))"),
+    ("a key the regex readings differ on escapes additionalProperties", "compiler/containers.py",
+     "if subs and not matched:  # some validator matches none of the patterns here", "if False:"),
+    ("oneOf's other branches read as the one", "compiler/validation.py",
+     "if not (yield (instance, branch, path, other)):", "if not (yield (instance, branch, path, loose)):"),
+]
+
+
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
                             (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
                             (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
-                            (PATTERN_TESTS, PATTERN_MUTATIONS)]
+                            (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

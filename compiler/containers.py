@@ -237,13 +237,16 @@ class ContainerLowering:
         extra = self.additional(obj)
         required = obj.required
         lo, hi = count_of(obj.min_properties, "minProperties", slot), count_of(obj.max_properties, "maxProperties", slot)
-        pattern_dfas = []
+        # a key pattern's schema applies to the keys some validator matches it on; additional
+        # properties' where some matches none of them (portably, keys the readings differ on meet both)
+        pattern_dfas = []  # (keys some validator matches the pattern on, its schema, its slot)
         for p, sub in obj.pattern_properties:
-            pattern_dfas.append((self.key_pattern(p, slot), sub.source, slot.at("patternProperties", p)))
+            pattern_dfas.append((self.key_pattern(p, slot, either=True), sub.source, slot.at("patternProperties", p)))
         written = [p for p, _ in obj.pattern_properties]
         for p in {p for patterns, _ in obj.additional_unless for p in patterns if p not in written}:
             written.append(p)  # (a meet keeps every side's patterns: none is missing but by a rewrite)
-            pattern_dfas.append((self.key_pattern(p, slot), True, slot.at("patternProperties", p)))
+            pattern_dfas.append((self.key_pattern(p, slot, either=True), True, slot.at("patternProperties", p)))
+        every = [self.key_pattern(p, slot) for p in written]  # the keys every validator matches each on
         unless = [(frozenset(written.index(p) for p in patterns), sub.source) for patterns, sub in obj.additional_unless]
         names_schema = obj.property_names.source if obj.property_names is not None else None
         allowed = self.key_language(names_schema, slot.at("propertyNames")) if names_schema is not None else None
@@ -262,6 +265,8 @@ class ContainerLowering:
             sub, where = hits[0] if hits else (extra, slot.at("additionalProperties"))
             for s, _ in hits[1:]:  # a key meets every pattern it matches
                 sub = both(sub, s)
+            if hits and not any(d.matches(name) for d in every):  # a validator matching none
+                sub = both(sub, extra)
             sub = self.unnamed(obj, name, sub, slot)
             if allowed is not None and not allowed.matches(name):
                 sub = False
@@ -272,7 +277,7 @@ class ContainerLowering:
                 return
         names = {m[0] for m in members}
         keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
-                                    (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless)
+                                    (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless, every)
         n_min = sum(1 for m in members if m[3])
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
@@ -369,8 +374,8 @@ class ContainerLowering:
             return pattern_dfa(keys, slot.pointer, dialect=dialect), ("pattern", keys)
         names, patterns = keys
         out = chardfa.other_strings(frozenset(names))
-        for p in patterns:
-            out = chardfa.difference(out, pattern_dfa(p, slot.pointer, dialect=dialect))
+        for p in patterns:  # (keys no validator matches them on)
+            out = chardfa.difference(out, self.key_pattern(p, slot, either=True))
         return out, ("outside", names, patterns)
 
     def any_order_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
@@ -428,29 +433,38 @@ class ContainerLowering:
     def next_member(self, src: int, count: int, member: int, dst: int) -> None:
         self.prog.call(self.separated(src, count), member, dst)
 
-    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None, unless=()):
+    def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None, unless=(), every=None):
         """(key fragment, value schema, slot, whose witness it may be as a bit mask) for keys beyond the names.
 
         The keys are split into regions by which patterns they match (and whether a witness of
         'some member' may have them); a key matching several patterns must satisfy all their
         schemas, one matching none the additionalProperties schema; and each of ``unless``, (a set
-        of patterns by index, schema), meets the keys that match none of its set.
+        of patterns by index, schema), meets the keys that match none of its set. ``every``: the
+        keys every validator matches each pattern on, where ``pattern_dfas`` hold those some
+        validator does (a key between them meets both the pattern's schema and what matching
+        none asks).
         """
-        dfas = [d for d, _, _ in pattern_dfas] + [w[0] for w in wanted]
+        n = len(pattern_dfas)
+        differ = [i for i in range(n) if every is not None and every[i] is not pattern_dfas[i][0]]
+        dfas = [d for d, _, _ in pattern_dfas] + [every[i] for i in differ] + [w[0] for w in wanted]
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
                      tuple(w[1] for w in wanted), allowed[1] if allowed else None)
         regions = self._regions.get(cache_key)
         if regions is None:
             regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, allowed[0] if allowed else None)
         out = []
+        base = n + len(differ)
         for i, (keys, hits) in enumerate(regions):
-            inside = sum(1 << (h - len(pattern_dfas)) for h in hits if h >= len(pattern_dfas))
-            subs = [pattern_dfas[h][1:] for h in hits if h < len(pattern_dfas)]
+            inside = sum(1 << (h - base) for h in hits if h >= base)
+            subs = [pattern_dfas[h][1:] for h in hits if h < n]
+            matched = {h for h in hits if h < n and h not in differ} | {differ[h - n] for h in hits if n <= h < base}
             schema, where = (extra, slot.at("additionalProperties")) if not subs else subs[0]
             for sub, _ in subs[1:]:
                 schema = both(schema, sub)
+            if subs and not matched:  # some validator matches none of the patterns here
+                schema = both(schema, extra)
             for indexes, sub in unless:
-                if indexes.isdisjoint(hits):
+                if indexes.isdisjoint(matched):
                     schema = both(schema, sub)
             if schema is not False:
                 out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),

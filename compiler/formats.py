@@ -162,6 +162,9 @@ _PATTERNS = {
 # Formats python-jsonschema checks that we leave open (format_terms returns None): callers that
 # want to refuse rather than warn can test membership here.
 CHECKED_BUT_OPEN = frozenset({"idn-hostname"})
+# Formats whose automaton is a sound subset of the checker's reading: enough to generate from,
+# not to take the complement of.
+SUBSET_FORMATS = frozenset({"uri-template", "regex"})
 
 
 HOSTNAME_MAX = 253  # characters, besides an optional final dot

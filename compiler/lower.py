@@ -68,6 +68,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         self._shared: dict[object, int] = dict(prelude_keys)
         self._shapes = Shapes()
         self._regions: dict[object, list] = {}
+        self._either_keys: dict[str, object] = {}  # pattern -> the keys some validator matches it on
         self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
         self._separated: dict[tuple[int, int], int] = {}  # (place, count) -> past its separator
         self._deadline = time.monotonic() + options.max_seconds
@@ -226,9 +227,19 @@ class Lowering(ScalarLowering, ContainerLowering):
         pointer, target = self.doc.resolve(ref, slot.pointer, slot.via)
         return target, Slot(pointer, slot.via + (ref,))
 
-    def key_pattern(self, pattern: str, slot: Slot):
-        """A patternProperties pattern as a scalar automaton, in the options' regex dialect."""
-        return pattern_dfa(pattern, child(slot.pointer, "patternProperties", pattern), dialect=REGEX_DIALECT[self.options.dialect])
+    def key_pattern(self, pattern: str, slot: Slot, either: bool = False):
+        """A patternProperties pattern as a scalar automaton, in the options' regex dialect: the
+        keys every validator matches it on, or (``either``) some (the same object where the
+        readings agree, as for most patterns)."""
+        pointer = child(slot.pointer, "patternProperties", pattern)
+        every = pattern_dfa(pattern, pointer, dialect=REGEX_DIALECT[self.options.dialect])
+        if not either or self.options.dialect != "portable":
+            return every
+        some = self._either_keys.get(pattern)
+        if some is None:
+            some = pattern_dfa(pattern, pointer, dialect="either")
+            some = self._either_keys[pattern] = every if chardfa.difference(some, every).is_empty else some
+        return some
 
     def additional(self, obj: ObjectRules):
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
@@ -374,11 +385,16 @@ class Lowering(ScalarLowering, ContainerLowering):
         parts = [p for p in rules.pop("allOf") if not implied(rules, p)]  # (a oneOf's complements, mostly)
         if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
             raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)
-        # the branches first (their properties come before the schema's own), met with the
-        # schema's type from the start, so that anyOf branches of other types are dropped early
+        # the branches first where one may bring names of its own (a base schema's properties
+        # come before the schema's own), else the schema first: branches that only speak of the
+        # names it declares (a conditional's test and consequence, mostly) keep its order. Met
+        # with the schema's type from the start, so that anyOf branches of other types drop early.
+        own = rules.get("properties", {})
+        first = bool(own) and all(not isinstance(p, dict) or (not p.keys() & {"$ref", "allOf"} and own.keys() >= p.get(
+            "properties", {}).keys()) for p in parts)
         merged = {"type": rules["type"]} if "type" in rules else {}
-        for i, part in enumerate(parts + [rules]):
-            merged = self.meet(merged, part, slot.at("allOf", i) if i < len(parts) else slot)
+        for i, part in ([(None, rules)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rules)]):
+            merged = self.meet(merged, part, slot if i is None else slot.at("allOf", i))
             if merged is False:
                 return False
         return merged

@@ -13,7 +13,7 @@ from automaton.counted import CountedBlock
 from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .formats import CHECKED_BUT_OPEN, format_terms
+from .formats import CHECKED_BUT_OPEN, SUBSET_FORMATS, format_terms
 from .merge import constraints, json_in
 from .one_of import APPLIES, literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
@@ -21,7 +21,7 @@ from .refs import child
 from .regex import pattern_dfa, pattern_terms
 from .ir import Node, NumberRules, StringRules
 from .values import is_number
-from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_terms
+from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, ajv_dfa, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
 
 
@@ -168,15 +168,18 @@ class ScalarLowering:
         return allowed
 
     def format_language(self, f, slot) -> CharDFA:
-        """Every string format ``f`` accepts, for its complement: a format with no checker accepts
-        them all; one whose length is bounded (hostname) or that validators check without our
-        automaton (``CHECKED_BUT_OPEN``) is refused."""
-        if f in CHECKED_BUT_OPEN:
+        """Every string some validator takes as format ``f``, for its complement: python-jsonschema's
+        reading, and portably Ajv's where it differs (a format only Ajv checks: every string, as
+        the others take any). A format with no checker accepts them all; one whose length is
+        bounded (hostname), or that validators check without our automaton (``CHECKED_BUT_OPEN``)
+        or beyond it (``SUBSET_FORMATS``), is refused."""
+        if f in CHECKED_BUT_OPEN or f in SUBSET_FORMATS:
             raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not", f"'not' of format {f!r}", slot.via)
-        found = None if not isinstance(f, str) else (
-            portable_terms(f) if self.options.dialect == "portable" else format_terms(f))
+        portable = self.options.dialect == "portable"
+        found = format_terms(f) if isinstance(f, str) else None
         if found is None:
-            self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string: 'not' of it allows no string")
+            if not (portable and portable_terms(f) is not None):  # (Ajv's own: no warning)
+                self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string: 'not' of it allows no string")
             return chardfa.any_string()
         if any(d is None or a or b is not None for d, a, b in found):
             raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not",
@@ -184,7 +187,8 @@ class ScalarLowering:
         language = found[0][0]
         for d, _, _ in found[1:]:
             language = chardfa.union(language, d)
-        return language
+        ajv = ajv_dfa(f) if portable else None
+        return language if ajv is None else chardfa.union(language, ajv)
 
     def string_terms(self, node: Node, slot) -> list:
         """The strings ``node`` allows, as a union of scalar automata each within a length range
@@ -341,7 +345,7 @@ def _num_key(v):
 
 
 KEY_DEPTH = 32  # propertyNames' subschemas (and references) inside one another, at most
-_NOT_STRINGS = frozenset().union(*(words for kind, words in APPLIES.items() if kind != "string"))  # hold of any key
+_NOT_STRINGS = frozenset().union(*(words for kind, words in APPLIES.items() if kind != "string"), {"uniqueItems"})  # hold of any key
 
 
 def _any_of(languages: list) -> CharDFA | None:

@@ -29,7 +29,7 @@ from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
 from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, portable_matches
+from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, loose_matches, portable_matches
 from compiler.regex import pattern_dfa
 from compiler.values import MAX_DEPTH, decimal_of, has_type, json_equal, json_problems, json_type
 from compiler.unevaluated import MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
@@ -107,6 +107,8 @@ class Validator:
         else:  # a schema the compiler wrote from ``document``'s: its `$ref`s mean what they mean there
             self.document = document
         self._matchers: dict[str, object] = {}  # pattern -> its compiled automaton
+        # pattern -> its automaton where some validator matches it (portable: ECMA-262 or Python's re)
+        self._either: dict[str, object] = {} if dialect == "portable" else self._matchers
         self._unevaluated: dict[Node, list] = {}  # node -> the nodes its unevaluated* keywords became
         # node -> its unevaluatedProperties, where that became too many cases: each instance's
         # evaluated names are gathered as it is validated instead (``_evaluated``)
@@ -178,7 +180,7 @@ class Validator:
             return problems
         seen: dict = {}  # (id of a node, id of a value) -> (path, its errors): each judged once
         try:
-            return trampoline.run(self._visit(instance, self.root, None), lambda request: self._once(request, seen))
+            return trampoline.run(self._visit(instance, self.root, None, False), lambda request: self._once(request, seen))
         finally:
             seen.clear()
 
@@ -186,14 +188,14 @@ class Validator:
         """The check of ``request`` (``_visit``'s), or its errors where the same value at the same
         place met the same node before: in-place subschemas that fan out through references (a
         few schemas naming millions of paths) cost what the schemas and the value do."""
-        instance, node, path = request
+        instance, node, path, loose = request
         if node is ANY:
             return _returning([])
-        key = (id(node), id(instance))
+        key = (id(node), id(instance), loose)
         found = seen.get(key)
         if found is not None and (found[0] is path or found[0] == path):
             return _returning(found[1])
-        return self._remembered(self._visit(instance, node, path), key, path, seen)
+        return self._remembered(self._visit(instance, node, path, loose), key, path, seen)
 
     @staticmethod
     def _remembered(check, key, path, seen: dict):
@@ -204,8 +206,14 @@ class Validator:
     def is_valid(self, instance) -> bool:
         return not self.errors(instance)
 
-    def _visit(self, instance, node: Node, path):
-        """Generator: yields ``(instance, node, path)`` for each child check, returns the errors."""
+    def _visit(self, instance, node: Node, path, loose: bool):
+        """Generator: yields ``(instance, node, path, loose)`` for each child check, returns the
+        errors. ``loose``: whether some validator of the dialect would take ``instance`` (under a
+        ``not``), where the errors say that none would; else whether every one would. The
+        portable readings of patterns and formats differ between them (``_string``), so a
+        ``not`` reads its schema the other way, and ``if``, ``oneOf`` and a most of ``contains``
+        read theirs both ways. In the "spec" dialect there is one reading: ``loose`` stays False."""
+        other = not loose if self.dialect == "portable" else loose  # the other reading
         if node is ANY:
             return []
         if node is NEVER:
@@ -221,39 +229,46 @@ class Validator:
         if node.not_values and any(json_equal(instance, v) for v in node.not_values):
             errors.append(f"{_show(pointer_of(path))}: must not be {_dump(instance)}")
         if actual == "string":
-            errors.extend(self._string(instance, node, path))
+            errors.extend(self._string(instance, node, path, loose))
         elif actual in ("integer", "number"):
-            errors.extend(self._number(instance, node, path))
+            errors.extend(self._number(instance, node, path, loose))
         elif actual == "object" and node.object is not None:
-            errors.extend((yield from self._object(instance, node.object, path)))
+            errors.extend((yield from self._object(instance, node.object, path, loose)))
         elif actual == "array" and node.array is not None:
-            errors.extend((yield from self._array(instance, node.array, path)))
+            errors.extend((yield from self._array(instance, node.array, path, loose)))
         if node.ref is not None:
-            errors.extend((yield (instance, node.ref, path)))
+            errors.extend((yield (instance, node.ref, path, loose)))
         if node in self._by_instance and actual == "object":
-            seen = yield from self._evaluated(instance, node, path, True)
+            seen = yield from self._evaluated(instance, node, path, loose, True)
             for name, value in instance.items():
                 if seen is not ALL and name not in seen:
-                    errors.extend((yield (value, self._by_instance[node], (path, "/" + escape(name)))))
+                    errors.extend((yield (value, self._by_instance[node], (path, "/" + escape(name)), loose)))
         for branch in (*node.all_of, *self._unevaluated.get(node, ())):
-            for e in (yield (instance, branch, path)):
+            for e in (yield (instance, branch, path, loose)):
                 if e not in errors:
                     errors.append(e)
         if node.any_of is not None:
             results = []
             for branch in node.any_of:
-                result = yield (instance, branch, path)
+                result = yield (instance, branch, path, loose)
                 if not result:
                     break
                 results.append(result)
             else:
                 errors.extend(_no_branch(results, pointer_of(path), "anyOf"))
-        if node.not_ is not None and not (yield (instance, node.not_, path)):
+        if node.not_ is not None and not (yield (instance, node.not_, path, other)):
             errors.append(f"{_show(pointer_of(path))}: must not match the schema under 'not'")
         if node.if_ is not None:
-            branch = node.then if not (yield (instance, node.if_, path)) else node.else_
-            if branch is not None:
-                errors.extend((yield (instance, branch, path)))
+            passes = not (yield (instance, node.if_, path, loose))
+            passes_other = passes if other == loose else not (yield (instance, node.if_, path, other))
+            some, every = (passes, passes_other) if loose else (passes_other, passes)  # validators passing the test
+            then, else_ = node.then or ANY, node.else_ or ANY
+            if not loose:  # then wherever some validator passes the test, else wherever some fails it
+                for branch in ([then] if some else []) + ([else_] if not every else []):
+                    errors.extend((yield (instance, branch, path, loose)))
+            elif not (some and not (yield (instance, then, path, loose))) and not (
+                    not every and not (yield (instance, else_, path, loose))):
+                errors.append(f"{_show(pointer_of(path))}: fails the 'then' or 'else' its 'if' leads to")
         if actual == "object" and node.object is not None:
             for name, need in node.object.dependent:
                 if name not in instance:
@@ -262,20 +277,28 @@ class Validator:
                     errors.extend(f"{_show(pointer_of((path, '/' + escape(r))))}: required when {name!r} is present"
                                   for r in need if r not in instance)
                 else:
-                    errors.extend((yield (instance, need, path)))
+                    errors.extend((yield (instance, need, path, loose)))
         if node.one_of is not None:
             results = []
             for branch in node.one_of:
-                results.append((yield (instance, branch, path)))
+                results.append((yield (instance, branch, path, loose)))
             passing = [i for i, r in enumerate(results) if not r]
+            # the branches that pass read the other way, which none but the one may (every
+            # validator then finds that one alone; or some validator may)
+            others = passing
+            if other != loose:
+                others = []
+                for i, branch in enumerate(node.one_of):
+                    if not (yield (instance, branch, path, other)):
+                        others.append(i)
             if not passing:
                 errors.extend(_no_branch(results, pointer_of(path), "oneOf"))
-            elif len(passing) > 1:
+            elif not any(set(others) <= {i} for i in passing):
                 errors.append(f"{_show(pointer_of(path))}: matches more than one alternative of oneOf "
-                              f"({', '.join(map(str, passing))})")
+                              f"({', '.join(map(str, sorted(set(passing) | set(others))))})")
         return errors
 
-    def _evaluated(self, instance: dict, node: Node, path, holder: bool = False, depth: int = 0):
+    def _evaluated(self, instance: dict, node: Node, path, loose: bool, holder: bool = False, depth: int = 0):
         """Generator: the names of ``instance`` that ``node`` (which it passes) and the in-place
         subschemas it passes evaluate, or ``ALL`` (annotations, as the specification collects them);
         the ``holder``'s own unevaluatedProperties is what asks."""
@@ -297,45 +320,63 @@ class Validator:
         if node.ref is not None:
             parts.append(node.ref)
         for branch in (*(node.any_of or ()), *(node.one_of or ())):
-            if not (yield (instance, branch, path)):
+            if not (yield (instance, branch, path, loose)):
                 parts.append(branch)
         if node.if_ is not None:
-            passed = not (yield (instance, node.if_, path))
+            passed = not (yield (instance, node.if_, path, loose))
             parts += [node.if_, node.then or ANY] if passed else [node.else_ or ANY]
         for part in parts:
-            more = yield from self._evaluated(instance, part, path, depth=depth + 1)
+            more = yield from self._evaluated(instance, part, path, loose, depth=depth + 1)
             if more is ALL:
                 return ALL
             seen |= more
         return seen
 
-    def _string(self, instance: str, node: Node, path) -> list[str]:
+    def _string(self, instance: str, node: Node, path, loose: bool) -> list[str]:
+        """Portable: a pattern matches for every validator where Python's ``re`` and ECMA-262 both
+        match it, for some where either does; a format holds for every one where each reading
+        takes it, for some where one does. A complement's leaves the other way round."""
         errors = []
         rules = node.string
+        every, some = self._matchers, self._either
+        if loose:
+            every, some = some, every
         if rules is not None:
             if rules.min_length is not None and len(instance) < rules.min_length:
                 errors.append(f"{_show(pointer_of(path))}: shorter than {_num(rules.min_length)}")
             if rules.max_length is not None and len(instance) > rules.max_length:
                 errors.append(f"{_show(pointer_of(path))}: longer than {_num(rules.max_length)}")
             for pattern in rules.patterns:
-                if not self._matchers[pattern].matches(instance):
+                if not self._matcher_in(every, pattern).matches(instance):
                     errors.append(f"{_show(pointer_of(path))}: does not match pattern {_dump(pattern)}")
             for pattern in rules.not_patterns:
-                if self._matchers[pattern].matches(instance):
+                if self._matcher_in(some, pattern).matches(instance):
                     errors.append(f"{_show(pointer_of(path))}: matches pattern {_dump(pattern)}")
             for fmt in rules.not_formats:
-                if self._conforms(fmt, instance):
+                if self._conforms(fmt, instance, not loose):
                     errors.append(f"{_show(pointer_of(path))}: a valid {fmt}")
         for fmt in node.formats:
-            if not self._conforms(fmt, instance):
+            if not self._conforms(fmt, instance, loose):
                 errors.append(f"{_show(pointer_of(path))}: not a valid {fmt}")
         return errors
 
-    def _conforms(self, fmt, instance: str) -> bool:
-        return (fmt not in KNOWN_FORMATS or _format_checker.conforms(instance, fmt)) and (
-            self.dialect != "portable" or portable_matches(fmt, instance))
+    def _matcher_in(self, matchers: dict, pattern: str):
+        """``pattern``'s automaton among ``matchers`` (the readings every validator, or some, share)."""
+        found = matchers.get(pattern)
+        if found is None:  # (the shared reading was made when the schema was read; the other is made here)
+            found = matchers[pattern] = pattern_dfa(pattern, dialect="either")
+        return found
 
-    def _number(self, instance, node: Node, path) -> list[str]:
+    def _conforms(self, fmt, instance: str, loose: bool = False) -> bool:
+        """Whether ``instance`` is a valid ``fmt`` for every validator (``loose``: for some)."""
+        python = fmt not in KNOWN_FORMATS or _format_checker.conforms(instance, fmt)
+        if self.dialect != "portable":
+            return python
+        if loose:
+            return python or fmt not in KNOWN_FORMATS or loose_matches(fmt, instance)
+        return python and portable_matches(fmt, instance)
+
+    def _number(self, instance, node: Node, path, loose: bool) -> list[str]:
         errors = []
         value = decimal_of(instance)
         where = lambda: _show(pointer_of(path))  # noqa: E731
@@ -351,31 +392,36 @@ class Validator:
             if xhi is not None and value >= decimal_of(xhi):
                 errors.append(f"{where()}: at or above exclusive maximum {_num(xhi)}")
             for step in rules.multiples:
-                wrong = self._not_a_multiple(value, step)
+                wrong = self._not_a_multiple(value, step, loose)
                 if wrong:
                     errors.append(f"{where()}: {wrong}")
             for step in rules.not_multiples:
-                if not self._not_a_multiple(value, step):
+                if not self._not_a_multiple(value, step, not loose):
                     errors.append(f"{where()}: a multiple of {_num(step)}")
             if rules.not_integer and json_type(instance) == "integer":  # (1.0 is no integer: as has_type)
                 errors.append(f"{where()}: an integer")
-        for fmt in node.formats if self.dialect == "portable" else ():
+        for fmt in node.formats if self.dialect == "portable" and not loose else ():  # (only Ajv checks these)
             bounds = INTEGER_FORMATS.get(fmt, ())
             if bounds != () and (value != value.to_integral_value() or (bounds and not bounds[0] <= value <= bounds[1])):
                 errors.append(f"{where()}: not an {fmt}")
         return errors
 
-    def _not_a_multiple(self, value, step) -> str | None:
-        """Why ``value`` fails ``multipleOf: step`` (None: it passes)."""
+    def _not_a_multiple(self, value, step, loose: bool = False) -> str | None:
+        """Why ``value`` fails ``multipleOf: step`` for some validator (``loose``: for every one;
+        None: it passes)."""
         quotient = Fraction(value) / Fraction(decimal_of(step))
         if quotient.denominator != 1:
             return f"not a multiple of {_num(step)}"
-        if self.dialect == "portable" and abs(quotient) >= QUOTIENT_LIMIT:
+        if self.dialect == "portable" and not loose and abs(quotient) >= QUOTIENT_LIMIT:
             return f"too large a multiple of {_num(step)} for Ajv to check"
         return None
 
-    def _object(self, instance: dict, rules: ObjectRules, path):
+    def _object(self, instance: dict, rules: ObjectRules, path, loose: bool):
         errors = []
+        other = not loose if self.dialect == "portable" else loose
+        # a key pattern's schema applies where some validator matches it; a schema for the keys no
+        # pattern matches, where some matches none (under a ``not``: where every one does)
+        applies, escapes = (self._matchers, self._either) if loose else (self._either, self._matchers)
         for name in rules.required:
             if name not in instance:
                 errors.append(f"{_show(pointer_of((path, '/' + escape(name))))}: required")
@@ -385,14 +431,15 @@ class Validator:
             errors.append(f"{_show(pointer_of(path))}: more than {_num(rules.max_properties)} properties")
         if rules.property_names is not None:
             for name in instance:
-                if (yield (name, rules.property_names, path)):
+                if (yield (name, rules.property_names, path, loose)):
                     errors.append(f"{_show(pointer_of(path))}: property name {_dump(name)} is not allowed")
         for how, keys, wanted in rules.some_member:
             for name, value in instance.items():
-                if (how == "names" and (yield (name, keys, path))) or (
-                        how == "pattern" and self._matchers[keys].matches(name)) or (
-                        how == "outside" and name not in keys[0] and not any(self._matchers[p].matches(name) for p in keys[1])):
-                    if not (yield (value, wanted, (path, "/" + escape(name)))):
+                if (how == "names" and (yield (name, keys, path, other))) or (
+                        how == "pattern" and self._matcher_in(escapes, keys).matches(name)) or (
+                        how == "outside" and name not in keys[0]
+                        and not any(self._matcher_in(applies, p).matches(name) for p in keys[1])):
+                    if not (yield (value, wanted, (path, "/" + escape(name)), loose)):
                         break
             else:
                 errors.append(f"{_show(pointer_of(path))}: no member of the kind 'not' asks for")
@@ -404,19 +451,19 @@ class Validator:
             child = (path, "/" + escape(name))
             matched = name in properties
             if matched:
-                errors.extend((yield (value, properties[name], child)))
+                errors.extend((yield (value, properties[name], child, loose)))
             for pattern, sub in patterns:
-                if self._matchers[pattern].matches(name):
-                    matched = True
-                    errors.extend((yield (value, sub, child)))
+                if self._matcher_in(applies, pattern).matches(name):
+                    errors.extend((yield (value, sub, child, loose)))
+            matched = matched or any(self._matcher_in(escapes, pattern).matches(name) for pattern, _ in patterns)
             if not matched and additional is not None and additional is not ANY:
-                errors.extend((yield (value, additional, child)))
+                errors.extend((yield (value, additional, child, loose)))
             for unless_patterns, sub in unless:
-                if name not in properties and not any(self._matchers[p].matches(name) for p in unless_patterns):
-                    errors.extend((yield (value, sub, child)))
+                if name not in properties and not any(self._matcher_in(escapes, p).matches(name) for p in unless_patterns):
+                    errors.extend((yield (value, sub, child, loose)))
         return errors
 
-    def _array(self, instance, rules: ArrayRules, path):
+    def _array(self, instance, rules: ArrayRules, path, loose: bool):
         errors = []
         if rules.min_items is not None and len(instance) < rules.min_items:
             errors.append(f"{_show(pointer_of(path))}: fewer than {_num(rules.min_items)} items")
@@ -426,25 +473,28 @@ class Validator:
         for i, value in enumerate(instance):
             sub = prefix[i] if i < len(prefix) else rest
             if sub is not ANY:
-                errors.extend((yield (value, sub, (path, f"/{i}"))))
+                errors.extend((yield (value, sub, (path, f"/{i}"), loose)))
         if rules.unique and len(instance) > 1:
             first = _first_repeat(instance)
             if first is not None:
                 errors.append(f"{_show(pointer_of(path))}: items {first[0]} and {first[1]} are equal (uniqueItems)")
         for wanted in rules.contains_also:
             for value in instance:
-                if not (yield (value, wanted, path)):
+                if not (yield (value, wanted, path, loose)):
                     break
             else:
                 errors.append(f"{_show(pointer_of(path))}: no item matches each 'contains'")
         if rules.contains is not None:
-            matches = 0
-            for value in instance:
-                matches += not (yield (value, rules.contains, path))
             least, most = rules.min_contains, rules.max_contains
-            if matches < least:
+            other = not loose if self.dialect == "portable" and most is not None else loose
+            matches = more = 0  # items matching in this reading; in the other (read for a most)
+            for value in instance:
+                matches += not (yield (value, rules.contains, path, loose))
+                if most is not None:
+                    more += not (yield (value, rules.contains, path, other))
+            if matches < least:  # (and at most the most in the other reading: for every validator, or some)
                 errors.append(f"{_show(pointer_of(path))}: fewer than {_num(least)} items match 'contains'")
-            if most is not None and matches > most:
+            if most is not None and more > most:
                 errors.append(f"{_show(pointer_of(path))}: more than {_num(most)} items match 'contains'")
         return errors
 

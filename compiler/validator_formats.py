@@ -83,10 +83,31 @@ def build_portable(name: str) -> Terms:
     if name == "hostname":  # (labels, labels and a final dot): jsonschema-rs refuses the dot
         return terms[:1]
     like = _AS.get(name, name)
-    ajv = pattern_dfa(_AJV[like], ignore_case=like in _IGNORE_CASE, max_states=50_000)
+    ajv = ajv_dfa(name)
     if like in _RS:
         ajv = chardfa.intersect(ajv, pattern_dfa(_RS[like]))
     return tuple((chardfa.intersect(dfa, ajv).trimmed().frozen(), lo, hi) for dfa, lo, hi in terms)
+
+
+def loose_matches(name: str, text: str) -> bool:
+    """Whether a validator besides python-jsonschema takes ``text`` as a ``name`` (what a ``not``
+    of the format must keep out, beside python-jsonschema's reading): Ajv's expression where it
+    has one. Ajv's own formats: python-jsonschema and jsonschema-rs take any string there.
+    jsonschema-rs's readings that differ from python-jsonschema's are narrower (an email's
+    lengths, a hostname's final dot)."""
+    if name in _AJV_ONLY:
+        return True
+    dfa = ajv_dfa(name)
+    return dfa is not None and dfa.matches(text)
+
+
+@functools.lru_cache(maxsize=None)  # known formats only
+def ajv_dfa(name: str):
+    """Ajv's own reading of ``name`` as an automaton (None where it has no expression of its own)."""
+    like = _AS.get(name, name)
+    if like not in _AJV:
+        return None
+    return pattern_dfa(_AJV[like], ignore_case=like in _IGNORE_CASE, max_states=50_000)
 
 
 def portable_matches(name: str, text: str) -> bool:

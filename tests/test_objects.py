@@ -102,3 +102,18 @@ def test_check_command_takes_the_property_order(tmp_path, capsys):
     for order, size in sizes.items():
         assert constrain.compile(SCHEMA, property_order=order, cache=False, lazy=False).program.size == size
     assert sizes["any"] != sizes["schema"]
+
+
+def test_branches_that_only_speak_of_declared_names_keep_the_schema_order():
+    """An ``if``/``then`` on a declared property (any allOf whose branches name no property the
+    schema lacks) keeps the schema's property order; a branch bringing names of its own (a base
+    schema) puts them first."""
+    props = {"a": {"type": "string"}, "b": {"type": "boolean"}, "d": {"type": "string"}}
+    conditional = {"type": "object", "properties": props,
+                   "allOf": [{"if": {"properties": {"b": {"const": False}}}, "then": {"required": ["d"]}}]}
+    grammar = constrain.compile(conditional, whitespace="compact", cache=False)
+    assert grammar.accepts('{"a":"x","b":false,"d":"t"}') and grammar.accepts('{"a":"x","b":true}')
+    assert not grammar.accepts('{"b":false,"a":"x","d":"t"}') and not grammar.accepts('{"a":"x","b":false}')
+    based = {"type": "object", "properties": {"d": {}}, "allOf": [{"properties": {"base": {}}}]}
+    grammar = constrain.compile(based, whitespace="compact", cache=False)
+    assert grammar.accepts('{"base":1,"d":2}') and not grammar.accepts('{"d":2,"base":1}')

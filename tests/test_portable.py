@@ -99,3 +99,55 @@ def test_validate_reads_openapi_integer_formats_as_ajv_does():
     int32, int64 = {"type": "number", "format": "int32"}, {"type": "number", "format": "int64"}
     assert validate(-(2**31), int32) == [] and validate(2**31, int32) != [] and validate(1.5, int64) != []
     assert validate(2**31, int32, dialect="spec") == [] and validate(1.5, int64, dialect="spec") == []
+
+
+@pytest.mark.parametrize("schema, taken, kept", [
+    ({"not": {"format": "email"}}, "a@b", "ab"),  # an email to python-jsonschema (an "@"), not to Ajv
+    ({"type": "string", "not": {"pattern": "^\\s$"}}, "\ufeff", "a"),  # U+FEFF: \s to ECMA-262, not to re
+    ({"oneOf": [{"pattern": "^\\s$"}, {"const": "\ufeff"}, {"const": "b"}]}, "\ufeff", "b"),
+    ({"if": {"pattern": "^\\s$"}, "then": {"const": " "}}, "\ufeff", " "),
+    ({"type": "array", "contains": {"pattern": "^\\s$"}, "minContains": 0, "maxContains": 0}, ["\ufeff"], ["a"]),
+])
+def test_a_reading_under_not_keeps_out_what_any_validator_takes(schema, taken, kept):
+    """Under a ``not``, the other branches of a ``oneOf``, an ``if``'s test and a ``maxContains``,
+    a pattern or format is read as the validators that take most read it: a value one of them takes
+    there is refused portably, by ``validate`` and by an enum's filter in ``compile``, as in the
+    "spec" reading (ECMA-262's ``\\s``, python-jsonschema's email)."""
+    assert validate(taken, schema) != [] and validate(taken, schema, dialect="spec") != []
+    assert validate(kept, schema) == []
+    grammar = constrain.compile({**schema, "enum": [taken, kept]}, cache=False)
+    assert not grammar.accepts(json.dumps(taken)) and grammar.accepts(json.dumps(kept))
+
+
+def test_not_of_a_format_keeps_out_every_reading_of_it():
+    """``not format`` keeps out what python-jsonschema or Ajv takes (an email with an "@" and no dot;
+    a URI reference holding a quote, which Ajv takes and rfc3987 does not), a format only Ajv checks
+    leaves no string (the others take any), and a format enforced as a subset of its reading
+    (regex, uri-template) is refused."""
+    grammar = constrain.compile({"type": "string", "not": {"format": "email"}}, cache=False)
+    assert not grammar.accepts('"a@b"') and not grammar.accepts('"a@b.co"') and grammar.accepts('"ab"')
+    schema = {"type": "string", "not": {"format": "uri-reference"}}
+    grammar = constrain.compile(schema, cache=False)
+    assert not grammar.accepts('"a\\"b"') and grammar.accepts('"a b"')
+    assert validate('a"b', schema) != [] and validate('a"b', schema, dialect="spec") == [] and validate("a b", schema) == []
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile({"type": "string", "not": {"format": "url"}}, cache=False)
+    with pytest.warns(UserWarning, match="unknown format 'url'"), pytest.raises(constrain.Unsatisfiable):
+        constrain.compile({"type": "string", "not": {"format": "url"}}, dialect="spec", cache=False)
+    for name in ("regex", "uri-template"):
+        with pytest.raises(constrain.UnsupportedKeyword, match="'not' of format"):
+            constrain.compile({"not": {"format": name}}, cache=False)
+
+
+def test_a_key_the_readings_differ_on_meets_both_schemas():
+    """A key one regex reading matches a key pattern on and the other does not (U+FEFF for
+    ``^\\s$``) meets both the pattern's schema and additionalProperties' in the portable dialect,
+    in ``compile`` and ``validate`` alike; a plain space matches in both readings."""
+    schema = {"type": "object", "patternProperties": {"^\\s$": {"type": ["integer", "null"]}},
+              "additionalProperties": {"type": ["string", "null"]}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    for doc, ok in (({"\ufeff": 1}, False), ({"\ufeff": "a"}, False), ({"\ufeff": None}, True), ({" ": 1}, True),
+                    ({" ": "a"}, False), ({"x": "a"}, True)):
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
+        assert (validate(doc, schema) == []) is ok, doc
+    assert validate({"\ufeff": 1}, schema, dialect="spec") == []  # ECMA-262 alone: the pattern's schema
