@@ -263,6 +263,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         if may_meet(schema):
             schema = self.met(schema, slot)  # as the deferral judged it, met once
         rules = self.expanded(constraints(schema), slot.pointer)
+        if "enum" in rules or "const" in rules:  # each value judged against all the rest (``literals``)
+            return self.literals(rules, slot, src, dst)
         if "$ref" in rules:
             ref = rules.pop("$ref")
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
@@ -297,8 +299,6 @@ class Lowering(ScalarLowering, ContainerLowering):
             return
         if rules.get("type") == []:
             return self.never(slot, "an empty set of types")
-        if "enum" in rules or "const" in rules:
-            return self.literals(rules, slot, src, dst)
         # the node of what is lowered: the document's own (read at the start) where ``rules`` is a
         # copy of a schema it holds (most are), else read now
         self.typed(self.reader.known(schema) or self.reader.read_now(rules), slot, src, dst)
@@ -340,7 +340,16 @@ class Lowering(ScalarLowering, ContainerLowering):
     def branched(self, rules: dict, slot: Slot):
         """``rules`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
         each met with the rest, its ``oneOf`` branches (``one_of``), or the cases of its ``not``
-        (False when none can meet); ``rules`` itself when none applies."""
+        (False when none can meet); ``rules`` itself when none applies, or where literals would
+        meet past the bounds (``literals`` judges each value against the rest instead)."""
+        try:
+            return self._branched(rules, slot)
+        except (SchemaTooComplex, UnsupportedKeyword):
+            if "enum" in rules or "const" in rules:
+                return rules
+            raise
+
+    def _branched(self, rules: dict, slot: Slot):
         if "anyOf" in rules and len(rules) > 1:
             rest = {k: v for k, v in rules.items() if k != "anyOf"}
             return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
@@ -390,7 +399,8 @@ class Lowering(ScalarLowering, ContainerLowering):
         # names it declares (a conditional's test and consequence, mostly) keep its order. Met
         # with the schema's type from the start, so that anyOf branches of other types drop early.
         own = rules.get("properties", {})
-        first = bool(own) and all(not isinstance(p, dict) or (not p.keys() & {"$ref", "allOf"} and own.keys() >= p.get(
+        # literals first too: their unions are then judged value by value, never multiplied (``merge``)
+        first = "enum" in rules or "const" in rules or bool(own) and all(not isinstance(p, dict) or (not p.keys() & {"$ref", "allOf"} and own.keys() >= p.get(
             "properties", {}).keys()) for p in parts)
         merged = {"type": rules["type"]} if "type" in rules else {}
         for i, part in ([(None, rules)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rules)]):

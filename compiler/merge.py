@@ -167,6 +167,8 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
                         for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
         elif key == "anyOf" and json_equal(va, vb):  # the same branches twice (a $ref met with itself)
             continue
+        elif key == "anyOf" and any(k in side for side in (a, b) for k in ("enum", "const")):
+            out["allOf"] = [*out.get("allOf", ()), {"anyOf": vb}]  # judged value by value: no product
         elif key == "anyOf":
             out[key] = _branch_pairs(out, va, vb, pointer)
         elif key == "contains" and not json_equal(va, vb) and not any(

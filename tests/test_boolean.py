@@ -667,3 +667,22 @@ def test_property_names_under_every_boolean_keyword_agree_with_jsonschema(names)
     hold of every key. Exact against python-jsonschema."""
     schema = {"$defs": {"short": {"maxLength": 2}}, "type": "object", "allOf": [{"propertyNames": n} for n in names]}
     assert agrees_on(schema, _KEY_OBJECTS) in ("compiled", "unsatisfiable")
+
+
+def test_literals_beside_products_past_the_bound_are_judged_one_by_one():
+    """A ``not`` of a union of nine names' schemas meets 512 cases, and an allOf of two 17-branch
+    unions 289 pairs, past the bounds (refused alone); beside an ``enum`` or ``const`` (wherever
+    in the allOf) each value is judged against the rest instead: exact, and no product."""
+    union = {"anyOf": [{"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(9)]}
+    with pytest.raises(constrain.SchemaTooComplex, match="'not' of more than"):
+        constrain.compile({"type": "object", "not": union}, cache=False)
+    values = [{"k0": 1}, {"k0": "s"}, {}, {"k3": 2, "k5": "x"}, {"k8": None}, "k0"]
+    assert agrees_on({"enum": values, "not": union}, values + [{"k1": "s"}]) == "compiled"
+    least = {"anyOf": [{"minProperties": i} for i in range(17)]}
+    most = {"anyOf": [{"maxProperties": i + 3} for i in range(17)]}
+    with pytest.raises(constrain.UnsupportedKeyword, match="more than 256 combined branches"):
+        constrain.compile({"allOf": [least, most]}, cache=False)
+    values = [{}, {"a": 1}, {"a": 1, "b": 2, "c": 3, "d": 4}, 5]
+    for schema in ({"allOf": [{"enum": values}, least, most]}, {"allOf": [least, {"enum": values}, most]},
+                   {"allOf": [least, most], "const": {"a": 1}}):
+        assert agrees_on(schema, values + [{"x": 1}]) == "compiled", schema
