@@ -20,7 +20,7 @@ from . import chardfa
 from .containers import ContainerLowering
 from .deferral import Deferral
 from .context import REGEX_DIALECT, Options, Slot
-from .regex import pattern_dfa
+from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
@@ -237,7 +237,7 @@ class Lowering(ScalarLowering, ContainerLowering):
             return every
         some = self._either_keys.get(pattern)
         if some is None:
-            some = pattern_dfa(pattern, pointer, dialect="either")
+            some = either_dfa(pattern, pointer)
             some = self._either_keys[pattern] = every if chardfa.difference(some, every).is_empty else some
         return some
 

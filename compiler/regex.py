@@ -944,6 +944,22 @@ def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = MAX_DFA_ST
     raise SchemaTooComplex(pointer, result.text)
 
 
+# the scalars Python's re and ECMA-262 may read apart: \s (U+FEFF, U+001C-U+001F ...), \d and \w
+# (Unicode digits and letters), \b, "." (CR, U+2028, U+2029) and "$" (before a final line feed)
+_READ_APART = "[\\n\\r\\x1c-\\x1f\\u0080-\\u{10FFFF}]"
+
+
+@functools.lru_cache(maxsize=None)
+def either_dfa(pattern: str, pointer: str = "") -> CharDFA:
+    """The strings some engine matches ``pattern`` on (``dialect="either"``), or where that reading
+    is refused (a lookahead) a cover of them: the portable reading and every string holding a
+    scalar the engines may read apart. What a key pattern's schema and a ``not`` keep to."""
+    try:
+        return pattern_dfa(pattern, pointer, dialect="either")
+    except UnsupportedKeyword:
+        return chardfa.union(pattern_dfa(pattern, pointer, dialect="portable"), pattern_dfa(_READ_APART)).frozen()
+
+
 def pattern_terms(pattern: str, pointer: str = "", *, dialect: str = "ecma") -> tuple:
     """``pattern_dfa`` as length-ranged terms ``((dfa, min, max or None), ...)``, as formats give
     theirs: a whole string of one class repeated (``^[0-9a-zA-Z_-]{1,255}$``) is the class's

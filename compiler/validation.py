@@ -30,7 +30,7 @@ from compiler import trampoline
 from compiler.context import REGEX_DIALECT
 from compiler.formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
 from compiler.validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, loose_matches, portable_matches
-from compiler.regex import pattern_dfa
+from compiler.regex import either_dfa, pattern_dfa
 from compiler.values import MAX_DEPTH, decimal_of, has_type, json_equal, json_problems, json_type
 from compiler.unevaluated import MAX_DEPTH as UNEVALUATED_DEPTH, Evaluation, TooManyCases
 
@@ -364,7 +364,7 @@ class Validator:
         """``pattern``'s automaton among ``matchers`` (the readings every validator, or some, share)."""
         found = matchers.get(pattern)
         if found is None:  # (the shared reading was made when the schema was read; the other is made here)
-            found = matchers[pattern] = pattern_dfa(pattern, dialect="either")
+            found = matchers[pattern] = either_dfa(pattern)
         return found
 
     def _conforms(self, fmt, instance: str, loose: bool = False) -> bool:

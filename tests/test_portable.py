@@ -151,3 +151,16 @@ def test_a_key_the_readings_differ_on_meets_both_schemas():
         assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
         assert (validate(doc, schema) == []) is ok, doc
     assert validate({"\ufeff": 1}, schema, dialect="spec") == []  # ECMA-262 alone: the pattern's schema
+
+
+def test_a_key_pattern_with_a_lookahead_covers_the_keys_the_readings_may_differ_on():
+    """Where a key pattern's either-reading is refused (a lookahead), the keys holding a scalar the
+    engines may read apart (non-ASCII, CR, LF, U+001C-U+001F) meet both schemas: narrower, never
+    wider; ASCII keys are read exactly, and ``validate`` under a ``not`` takes the same cover."""
+    schema = {"type": "object", "patternProperties": {"^(?!x)\\w+$": {"type": "integer"}},
+              "additionalProperties": {"type": "string"}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    for doc, ok in (({"ab": 1}, True), ({"ab": "s"}, False), ({"xb": "s"}, True), ({"é": 1}, False), ({"é": "s"}, False)):
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
+    assert validate({"é": 1}, schema) != [] and validate({"ab": 1}, schema) == []
+    assert validate("a", {"not": {"pattern": "^(?!b)"}}) != [] and validate("b", {"not": {"pattern": "^(?!b)"}}) == []
