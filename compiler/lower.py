@@ -398,10 +398,10 @@ class Lowering(ScalarLowering, ContainerLowering):
         # come before the schema's own), else the schema first: branches that only speak of the
         # names it declares (a conditional's test and consequence, mostly) keep its order. Met
         # with the schema's type from the start, so that anyOf branches of other types drop early.
+        # Literals first too: their unions are then judged value by value, never multiplied (``merge``).
         own = rules.get("properties", {})
-        # literals first too: their unions are then judged value by value, never multiplied (``merge``)
-        first = "enum" in rules or "const" in rules or bool(own) and all(not isinstance(p, dict) or (not p.keys() & {"$ref", "allOf"} and own.keys() >= p.get(
-            "properties", {}).keys()) for p in parts)
+        literal = "enum" in rules or "const" in rules
+        first = literal or bool(own) and all(_brings_no_name(part, own) for part in parts)
         merged = {"type": rules["type"]} if "type" in rules else {}
         for i, part in ([(None, rules)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rules)]):
             merged = self.meet(merged, part, slot if i is None else slot.at("allOf", i))
@@ -535,6 +535,13 @@ class Lowering(ScalarLowering, ContainerLowering):
 
 
 SPELLINGS_MAX = 16  # spellings of one array or object value checked whole (``_spellings``)
+
+
+def _brings_no_name(part, names: dict) -> bool:
+    """Whether allOf branch ``part`` names no property beyond ``names`` (a ``$ref`` or a nested
+    ``allOf`` may, unseen)."""
+    return not isinstance(part, dict) or (not part.keys() & {"$ref", "allOf"}
+                                          and names.keys() >= part.get("properties", {}).keys())
 
 
 def _spellings(v) -> list:

@@ -191,10 +191,9 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         else:
             raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
     if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        values = a.get("enum", [a.get("const")])
-        others = b.get("enum", [b.get("const")])
+        others = _literals(b)
         out.pop("const", None)
-        out["enum"] = [v for v in values if json_in(v, others)]
+        out["enum"] = [v for v in _literals(a) if json_in(v, others)]
     if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
         _merge_counts(a, b, out)
     if "properties" in a or "properties" in b:
@@ -218,6 +217,14 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
     if _types(out) == {"object"} and any(rules_out(out, name) for name in out.get("required", ())):
         return False  # a name required and ruled out: no object
     return out
+
+
+def _literals(side: dict) -> list:
+    """The values a schema's ``enum`` and ``const`` allow together (a side may hold both)."""
+    values = side.get("enum")
+    if "const" in side:
+        values = [side["const"]] if values is None or json_in(side["const"], values) else []
+    return values
 
 
 def rules_out(rules: dict, name) -> bool:

@@ -373,7 +373,7 @@ class Validator:
         if self.dialect != "portable":
             return python
         if loose:
-            return python or fmt not in KNOWN_FORMATS or loose_matches(fmt, instance)
+            return python or loose_matches(fmt, instance)
         return python and portable_matches(fmt, instance)
 
     def _number(self, instance, node: Node, path, loose: bool) -> list[str]:

@@ -686,3 +686,13 @@ def test_literals_beside_products_past_the_bound_are_judged_one_by_one():
     for schema in ({"allOf": [{"enum": values}, least, most]}, {"allOf": [least, {"enum": values}, most]},
                    {"allOf": [least, most], "const": {"a": 1}}):
         assert agrees_on(schema, values + [{"x": 1}]) == "compiled", schema
+
+
+def test_a_branch_holding_both_enum_and_const_meets_as_both():
+    """A branch with ``enum`` and ``const`` allows only the values both allow, met with another
+    branch's literals too (hypothesis found ``if enum [true] then {const: null, enum: [true]}``
+    accepting ``true``: the meet read the branch's enum and dropped its const)."""
+    schema = {"if": {"enum": [True]}, "then": {"const": None, "enum": [True]}, "else": {"prefixItems": [{"type": "integer"}]}}
+    assert agrees_on(schema, [True, False, None, [1], ["a"], 2]) == "compiled"
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile({"allOf": [{"enum": [True]}, {"const": None, "enum": [True]}]}, cache=False)
