@@ -92,11 +92,9 @@ def build_portable(name: str) -> Terms:
 def loose_matches(name: str, text: str) -> bool:
     """Whether a validator besides python-jsonschema takes ``text`` as a ``name`` (what a ``not``
     of the format must keep out, beside python-jsonschema's reading): Ajv's expression where it
-    has one. Ajv's own formats: python-jsonschema and jsonschema-rs take any string there.
+    has one. (Ajv's own formats need no look: python-jsonschema takes any string there.)
     jsonschema-rs's readings that differ from python-jsonschema's are narrower (an email's
     lengths, a hostname's final dot)."""
-    if name in _AJV_ONLY:
-        return True
     dfa = ajv_dfa(name)
     return dfa is not None and dfa.matches(text)
 
