@@ -317,13 +317,17 @@ PORTABLE_MUTATIONS = [
     ("a format's other readings left out under not", "compiler/validation.py",
      "return python or loose_matches(fmt, instance)", "return python"),
     ("compile's not format keeps Ajv's reading in", "compiler/scalars.py",
-     "return language if ajv is None else chardfa.union(language, ajv)", "return language"),
+     "return (language if ajv is None else chardfa.union(language, ajv)).frozen()", "return language"),
     ("a most of contains counted in one reading", "compiler/validation.py",
      "more += not (yield (value, rules.contains, path, other))", "more += not (yield (value, rules.contains, path, loose))"),
     ("a key the regex readings differ on escapes additionalProperties", "compiler/containers.py",
      "if subs and not matched:  # some validator matches none of the patterns here", "if False:"),
     ("oneOf's other branches read as the one", "compiler/validation.py",
      "if not (yield (instance, branch, path, other)):", "if not (yield (instance, branch, path, loose)):"),
+    ("Python's '.' left out of the either reading", "compiler/regex.py",
+     'return ("set", _PYTHON_DOT if self.dialect == "either" else DOT)', 'return ("set", DOT)'),
+    ("Python's '$' left out of the either reading", "compiler/regex.py",
+     'return _python_ends(node) if self.dialect == "either" else node', "return node"),
 ]
 
 

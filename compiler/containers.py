@@ -445,7 +445,9 @@ class ContainerLowering:
         none asks).
         """
         n = len(pattern_dfas)
-        differ = [i for i in range(n) if every is not None and every[i] is not pattern_dfas[i][0]]
+        # (where matching none asks nothing more, which validators match a key changes nothing)
+        differ = [] if every is None or extra is True and not unless else [
+            i for i in range(n) if every[i] is not pattern_dfas[i][0]]
         dfas = [d for d, _, _ in pattern_dfas] + [every[i] for i in differ] + [w[0] for w in wanted]
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
                      tuple(w[1] for w in wanted), allowed[1] if allowed else None)

@@ -238,7 +238,7 @@ class Lowering(ScalarLowering, ContainerLowering):
         some = self._either_keys.get(pattern)
         if some is None:
             some = either_dfa(pattern, pointer)
-            some = self._either_keys[pattern] = every if chardfa.difference(some, every).is_empty else some
+            some = self._either_keys[pattern] = every if some is every or chardfa.difference(some, every).is_empty else some
         return some
 
     def additional(self, obj: ObjectRules):

@@ -64,7 +64,7 @@ def python_class(name: str) -> tuple[tuple[int, int], ...] | None:
 
 
 def load(dialect: str, name: str):
-    """The terms of format ``name`` under ``dialect`` ("spec" or "portable") from the table, or None."""
+    """The terms of format ``name`` under ``dialect`` ("spec", "portable" or "ajv") from the table, or None."""
     entry = _table().get("terms", {}).get(f"{dialect}:{name}")
     if entry is None:
         return None
@@ -103,12 +103,14 @@ def _entry(terms) -> list[dict]:
 
 
 def built() -> dict[str, tuple]:
-    """Every known format's terms under both dialects, built from the code (not the table)."""
+    """Every known format's terms under both dialects, and Ajv's own readings (what a ``not`` of a
+    format keeps out beside python-jsonschema's), built from the code (not the table)."""
     from .formats import KNOWN_FORMATS, build_terms
-    from .validator_formats import build_portable, portable_names
+    from .validator_formats import ajv_names, build_ajv, build_portable, portable_names
 
     out = {f"spec:{name}": build_terms(name) for name in sorted(KNOWN_FORMATS)}
     out.update({f"portable:{name}": build_portable(name) for name in portable_names()})
+    out.update({f"ajv:{name}": ((build_ajv(name), 0, None),) for name in ajv_names()})
     return out
 
 

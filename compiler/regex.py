@@ -81,6 +81,7 @@ def complement(ranges) -> Ranges:
 
 
 DOT = complement(LINE_TERMINATORS)
+_PYTHON_DOT = complement(((10, 10),))  # Python's ``.``: all but a line feed (ECMA's DOT is within it)
 _ECMA_ESCAPES = {"d": DIGIT, "D": complement(DIGIT), "w": WORD, "W": complement(WORD),
                  "s": normalize(SPACE), "S": complement(SPACE)}
 _CONTROL_ESCAPES = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
@@ -194,7 +195,7 @@ class _Parser:
         node = self.disjunction()
         if self.i < len(self.p):
             raise _invalid("unmatched ')'")
-        return node
+        return _python_ends(node) if self.dialect == "either" else node
 
     def disjunction(self):
         alts = [self.alternative()]
@@ -251,7 +252,7 @@ class _Parser:
         c = self.p[self.i]
         if c == ".":
             self.i += 1
-            return ("set", DOT)
+            return ("set", _PYTHON_DOT if self.dialect == "either" else DOT)
         if c == "(":
             return self.group()
         if c == "[":
@@ -425,6 +426,31 @@ class _Parser:
         if e in "123456789" or e in "Bk":
             raise _unsupported(f"escape \\{e} inside a character class")
         return self.char_escape()
+
+
+_EITHER_END = ("alt", (("eol",), ("seq", (("set", ((10, 10),)), ("eol",)))))
+
+
+def _python_ends(node, final: bool = True):
+    """``node`` with each ``$`` read as either engine's (``dialect="either"``): Python's also holds
+    before a final line feed, so ``$`` at the end of the pattern becomes ``(?:$|\n$)``. A ``$`` with
+    more of the pattern after it is refused (``either_dfa`` then covers the pattern)."""
+    tag = node[0]
+    if tag == "eol":
+        if not final:
+            raise _unsupported("'$' before more of the pattern, under 'not' or beside a key pattern's other reading")
+        return _EITHER_END
+    if tag == "seq":
+        items = node[1]
+        last = len(items) - 1
+        while last > 0 and items[last][0] in ("eol", "bol"):  # ``$$`` and ``$^`` end it too
+            last -= 1
+        return ("seq", tuple(_python_ends(x, final and i >= last) for i, x in enumerate(items)))
+    if tag == "alt":
+        return ("alt", tuple(_python_ends(x, final) for x in node[1]))
+    if tag in ("rep", "count"):
+        return (tag, _python_ends(node[1], False), *node[2:])
+    return node
 
 
 def _size(node, limit: int) -> int:
@@ -934,6 +960,8 @@ def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = MAX_DFA_ST
     Raises InvalidSchema (bad syntax), UnsupportedKeyword (lookarounds, backreferences, word
     boundaries, inline flags, property classes, dialect-dependent escapes) or SchemaTooComplex.
     """
+    if dialect != "ecma" and not _READ_APART_SYNTAX.search(pattern):
+        dialect = "ecma"  # every reading is ECMA's: one automaton, built once, the same object
     result = _compile(pattern, max_states, dialect, ignore_case)
     if isinstance(result, CharDFA):
         return result
@@ -947,6 +975,8 @@ def pattern_dfa(pattern: str, pointer: str = "", *, max_states: int = MAX_DFA_ST
 # the scalars Python's re and ECMA-262 may read apart: \s (U+FEFF, U+001C-U+001F ...), \d and \w
 # (Unicode digits and letters), \b, "." (CR, U+2028, U+2029) and "$" (before a final line feed)
 _READ_APART = "[\\n\\r\\x1c-\\x1f\\u0080-\\u{10FFFF}]"
+# what the dialects read apart, as written (a superset: an escaped dot too): without any, one reading
+_READ_APART_SYNTAX = re.compile(r"\\[dDsSwWbB]|[.$]")
 
 
 @functools.lru_cache(maxsize=None)

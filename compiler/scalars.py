@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from decimal import Decimal
@@ -18,7 +19,7 @@ from .merge import constraints, json_in
 from .one_of import APPLIES, literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
-from .regex import pattern_dfa, pattern_terms
+from .regex import either_dfa, pattern_dfa, pattern_terms
 from .ir import Node, NumberRules, StringRules
 from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, ajv_dfa, portable_terms
@@ -184,11 +185,7 @@ class ScalarLowering:
         if any(d is None or a or b is not None for d, a, b in found):
             raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not",
                                      f"'not' of format {f!r} (a bounded length)", slot.via)
-        language = found[0][0]
-        for d, _, _ in found[1:]:
-            language = chardfa.union(language, d)
-        ajv = ajv_dfa(f) if portable else None
-        return language if ajv is None else chardfa.union(language, ajv)
+        return _readings(f, portable)
 
     def string_terms(self, node: Node, slot) -> list:
         """The strings ``node`` allows, as a union of scalar automata each within a length range
@@ -218,8 +215,8 @@ class ScalarLowering:
                          for d, a, b in terms]
             for p in string.not_patterns:
                 # a string either reading matches is out (portable): both must find no match
-                either = "either" if self.options.dialect == "portable" else "ecma"
-                pd = pattern_dfa(p, child(slot.pointer, "not", "pattern"), dialect=either)
+                pointer = child(slot.pointer, "not", "pattern")
+                pd = either_dfa(p, pointer) if self.options.dialect == "portable" else pattern_dfa(p, pointer)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
             for f in string.not_formats:
                 ruled_out = self.format_language(f, slot)
@@ -371,3 +368,15 @@ def _exactly_one(languages: list) -> CharDFA:
         out = chardfa.union(out, chardfa.difference(languages[i], chardfa.union(before[i], after)))
         after = chardfa.union(after, languages[i])
     return out
+
+
+@functools.lru_cache(maxsize=None)  # known formats only (``format_language`` refuses the rest first)
+def _readings(f: str, portable: bool) -> CharDFA:
+    """Every string python-jsonschema's reading of format ``f`` takes, with Ajv's (``portable``):
+    one union per process, shared by every ``not`` of the format."""
+    found = format_terms(f)
+    language = found[0][0]
+    for d, _, _ in found[1:]:
+        language = chardfa.union(language, d)
+    ajv = ajv_dfa(f) if portable else None
+    return (language if ajv is None else chardfa.union(language, ajv)).frozen()

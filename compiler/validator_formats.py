@@ -105,7 +105,17 @@ def ajv_dfa(name: str):
     like = _AS.get(name, name)
     if like not in _AJV:
         return None
+    found = prebuilt.load("ajv", like)
+    return found[0][0] if found else build_ajv(like)
+
+
+def build_ajv(like: str):
+    """``ajv_dfa`` for a name of ``_AJV``, built from the code (``compiler.prebuilt`` ships it built)."""
     return pattern_dfa(_AJV[like], ignore_case=like in _IGNORE_CASE, max_states=50_000)
+
+
+def ajv_names() -> list[str]:
+    return sorted(_AJV)
 
 
 def portable_matches(name: str, text: str) -> bool:

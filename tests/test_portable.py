@@ -164,3 +164,45 @@ def test_a_key_pattern_with_a_lookahead_covers_the_keys_the_readings_may_differ_
         assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
     assert validate({"é": 1}, schema) != [] and validate({"ab": 1}, schema) == []
     assert validate("a", {"not": {"pattern": "^(?!b)"}}) != [] and validate("b", {"not": {"pattern": "^(?!b)"}}) == []
+
+
+@pytest.mark.parametrize("pattern, taken, kept", [
+    ("^.$", "\r", "ab"),        # Python's "." takes CR (and U+2028), ECMA-262's does not
+    ("^.$", "\u2028", "ab"),
+    ("^a$", "a\n", "ab"),       # Python's "$" holds before a final line feed
+    ("a$", "ba\n", "a\nb"),
+    ("a$b?", "a\n", "b"),       # "$" with more after it: covered (every string with a line feed is out)
+])
+def test_dot_and_dollar_under_not_keep_out_what_python_matches(pattern, taken, kept):
+    """A string python-jsonschema's ``re`` matches a pattern on is refused under its ``not`` in the
+    portable dialect, by ``compile`` and ``validate``; ECMA-262 alone (``spec``) takes it."""
+    schema = {"type": "string", "not": {"pattern": pattern}}
+    assert validate(taken, schema) != [] and validate(taken, schema, dialect="spec") == []
+    assert validate(kept, schema) == []
+    grammar = constrain.compile(schema, cache=False)
+    assert not grammar.accepts(json.dumps(taken)) and grammar.accepts(json.dumps(kept))
+    assert constrain.compile(schema, dialect="spec", cache=False).accepts(json.dumps(taken))
+
+
+def test_a_key_python_matches_by_its_final_line_feed_meets_both_schemas():
+    """``^a$`` matches the key "a\\n" in Python's reading only: that key meets the pattern's schema
+    and additionalProperties' (here no value), where "a" meets the pattern's alone."""
+    schema = {"type": "object", "patternProperties": {"^a$": {"type": "integer"}},
+              "additionalProperties": {"type": "string"}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    for doc, ok in (({"a": 1}, True), ({"a": "s"}, False), ({"a\n": 1}, False), ({"a\n": "s"}, False),
+                    ({"b": "s"}, True)):
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
+        assert (validate(doc, schema) == []) is ok, doc
+
+
+def test_a_lookahead_under_not_is_covered_not_refused():
+    """``not`` of a pattern with a lookahead and a construct the engines read apart keeps out the
+    portable reading and every string holding a scalar they may read apart (narrower than exact,
+    never wider); with no such construct both readings are ECMA-262's, and it is exact."""
+    grammar = constrain.compile({"type": "string", "not": {"pattern": "^(?!x)a."}}, cache=False)
+    for text, ok in (("xab", True), ("ba", True), ("ab", False), ("a\u00e9", False), ("\u00e9", False)):
+        assert grammar.accepts(json.dumps(text)) is ok, text
+    grammar = constrain.compile({"type": "string", "not": {"pattern": "^(?!x)a"}}, cache=False)
+    for text, ok in (("xa", True), ("ba", True), ("a", False), ("ab", False), ("\u00e9", True)):
+        assert grammar.accepts(json.dumps(text)) is ok, text
