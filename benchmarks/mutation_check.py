@@ -317,7 +317,7 @@ PORTABLE_MUTATIONS = [
     ("a format's other readings left out under not", "compiler/validation.py",
      "return python or loose_matches(fmt, instance)", "return python"),
     ("compile's not format keeps Ajv's reading in", "compiler/scalars.py",
-     "return (language if ajv is None else chardfa.union(language, ajv)).frozen()", "return language"),
+     "ajv = ajv_dfa(f) if portable else None", "ajv = None"),
     ("a most of contains counted in one reading", "compiler/validation.py",
      "more += not (yield (value, rules.contains, path, other))", "more += not (yield (value, rules.contains, path, loose))"),
     ("a key the regex readings differ on escapes additionalProperties", "compiler/containers.py",
@@ -328,6 +328,12 @@ PORTABLE_MUTATIONS = [
      'return ("set", _PYTHON_DOT if self.dialect == "either" else DOT)', 'return ("set", DOT)'),
     ("Python's '$' left out of the either reading", "compiler/regex.py",
      'return _python_ends(node) if self.dialect == "either" else node', "return node"),
+    ("not of a bounded format keeps out its long strings", "compiler/scalars.py",
+     "    return out + [(at, None)]", "    return out"),
+    ("key regions shared between open and closed objects", "compiler/containers.py",
+     "allowed[1] if allowed else None, tuple(differ), out_between)", "allowed[1] if allowed else None)"),
+    ("a closed object's keys between the readings let in", "compiler/containers.py",
+     "out_between = bool(differ) and not unless and extra is False", "out_between = False"),
 ]
 
 

@@ -300,6 +300,14 @@ def union(a: CharDFA, b: CharDFA) -> CharDFA:
     return complement(intersect(complement(a), complement(b)))
 
 
+def union_of(dfas) -> CharDFA:
+    """The strings any of ``dfas`` accepts (none for none)."""
+    out = None
+    for d in dfas:
+        out = d if out is None else union(out, d)
+    return literal_strings([]) if out is None else out
+
+
 def difference(a: CharDFA, b: CharDFA) -> CharDFA:
     return intersect(a, complement(b))
 

@@ -445,15 +445,22 @@ class ContainerLowering:
         none asks).
         """
         n = len(pattern_dfas)
-        # (where matching none asks nothing more, which validators match a key changes nothing)
-        differ = [] if every is None or extra is True and not unless else [
-            i for i in range(n) if every[i] is not pattern_dfas[i][0]]
-        dfas = [d for d, _, _ in pattern_dfas] + [every[i] for i in differ] + [w[0] for w in wanted]
+        differ = [i for i in range(n) if every is not None and every[i] is not pattern_dfas[i][0]]
+        # where matching none asks nothing more (true) or rules a key out (false), the keys between
+        # the readings need no regions of their own: they are as their patterns' other keys, or out
+        out_between = bool(differ) and not unless and extra is False
+        if differ and not unless and (extra is True or extra is False):
+            differ = []
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
-                     tuple(w[1] for w in wanted), allowed[1] if allowed else None)
+                     tuple(w[1] for w in wanted), allowed[1] if allowed else None, tuple(differ), out_between)
         regions = self._regions.get(cache_key)
         if regions is None:
-            regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, allowed[0] if allowed else None)
+            keys = allowed[0] if allowed else None
+            if out_between:  # the keys some reading matches a pattern on and every reading none
+                between = chardfa.difference(chardfa.union_of(d for d, _, _ in pattern_dfas), chardfa.union_of(every))
+                keys = chardfa.difference(keys or chardfa.any_string(), between)
+            dfas = [d for d, _, _ in pattern_dfas] + [every[i] for i in differ] + [w[0] for w in wanted]
+            regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, keys)
         out = []
         base = n + len(differ)
         for i, (keys, hits) in enumerate(regions):

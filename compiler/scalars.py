@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from decimal import Decimal
@@ -168,12 +169,12 @@ class ScalarLowering:
                 allowed = part if allowed is None else chardfa.intersect(allowed, part)
         return allowed
 
-    def format_language(self, f, slot) -> CharDFA:
-        """Every string some validator takes as format ``f``, for its complement: python-jsonschema's
-        reading, and portably Ajv's where it differs (a format only Ajv checks: every string, as
-        the others take any). A format with no checker accepts them all; one whose length is
-        bounded (hostname), or that validators check without our automaton (``CHECKED_BUT_OPEN``)
-        or beyond it (``SUBSET_FORMATS``), is refused."""
+    def format_outside(self, f, slot) -> tuple:
+        """The strings no validator takes as format ``f`` (what a ``not`` of it leaves), as
+        length-ranged terms like ``string_terms``': outside python-jsonschema's reading, and portably
+        Ajv's where it differs (a format only Ajv checks leaves no string, as the others take any).
+        A format with no checker leaves none; one that validators check without our automaton
+        (``CHECKED_BUT_OPEN``) or beyond it (``SUBSET_FORMATS``) is refused."""
         if f in CHECKED_BUT_OPEN or f in SUBSET_FORMATS:
             raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not", f"'not' of format {f!r}", slot.via)
         portable = self.options.dialect == "portable"
@@ -181,11 +182,8 @@ class ScalarLowering:
         if found is None:
             if not (portable and portable_terms(f) is not None):  # (Ajv's own: no warning)
                 self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string: 'not' of it allows no string")
-            return chardfa.any_string()
-        if any(d is None or a or b is not None for d, a, b in found):
-            raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not",
-                                     f"'not' of format {f!r} (a bounded length)", slot.via)
-        return _readings(f, portable)
+            return ((chardfa.literal_strings([]), 0, None),)
+        return _outside(f, portable)
 
     def string_terms(self, node: Node, slot) -> list:
         """The strings ``node`` allows, as a union of scalar automata each within a length range
@@ -219,8 +217,8 @@ class ScalarLowering:
                 pd = either_dfa(p, pointer) if self.options.dialect == "portable" else pattern_dfa(p, pointer)
                 terms = [(chardfa.difference(d or chardfa.any_string(), pd), a, b) for d, a, b in terms]
             for f in string.not_formats:
-                ruled_out = self.format_language(f, slot)
-                terms = [(chardfa.difference(d or chardfa.any_string(), ruled_out), a, b) for d, a, b in terms]
+                outside = self.format_outside(f, slot)
+                terms = [(_meet(d, od), max(a, c), _least(b, e)) for d, a, b in terms for od, c, e in outside]
         except SchemaError as exc:
             exc.via = slot.via
             raise
@@ -349,10 +347,7 @@ def _any_of(languages: list) -> CharDFA | None:
     """The union of key languages (None: any key)."""
     if any(d is None for d in languages):
         return None
-    out = chardfa.literal_strings([])
-    for d in languages:
-        out = chardfa.union(out, d)
-    return out
+    return chardfa.union_of(languages)
 
 
 def _exactly_one(languages: list) -> CharDFA:
@@ -370,13 +365,30 @@ def _exactly_one(languages: list) -> CharDFA:
     return out
 
 
-@functools.lru_cache(maxsize=None)  # known formats only (``format_language`` refuses the rest first)
-def _readings(f: str, portable: bool) -> CharDFA:
-    """Every string python-jsonschema's reading of format ``f`` takes, with Ajv's (``portable``):
-    one union per process, shared by every ``not`` of the format."""
+@functools.lru_cache(maxsize=None)  # known formats only (``format_outside`` refuses the rest first)
+def _outside(f: str, portable: bool) -> tuple:
+    """``format_outside``'s terms, made once per process: for each set of the reading's terms whose
+    automata a string is in (and not in the others'), the lengths none of that set allows."""
     found = format_terms(f)
-    language = found[0][0]
-    for d, _, _ in found[1:]:
-        language = chardfa.union(language, d)
     ajv = ajv_dfa(f) if portable else None
-    return (language if ajv is None else chardfa.union(language, ajv)).frozen()
+    out = []
+    for inside in itertools.product((True, False), repeat=len(found)):
+        dfa = chardfa.any_string() if ajv is None else chardfa.complement(ajv)
+        for (d, _, _), held in zip(found, inside):
+            dfa = chardfa.intersect(dfa, d) if held else chardfa.difference(dfa, d)
+        if not dfa.is_empty:
+            dfa = dfa.trimmed().frozen()
+            out.extend((dfa, lo, hi) for lo, hi in _gaps([(a, b) for (_, a, b), held in zip(found, inside) if held]))
+    return tuple(out) or ((chardfa.literal_strings([]), 0, None),)
+
+
+def _gaps(ranges: list) -> list:
+    """The lengths in none of ``ranges`` ((least, most or None), each inclusive), as such ranges."""
+    out, at = [], 0
+    for lo, hi in sorted(ranges):
+        if lo > at:
+            out.append((at, lo - 1))
+        if hi is None:
+            return out
+        at = max(at, hi + 1)
+    return out + [(at, None)]

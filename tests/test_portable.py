@@ -206,3 +206,35 @@ def test_a_lookahead_under_not_is_covered_not_refused():
     grammar = constrain.compile({"type": "string", "not": {"pattern": "^(?!x)a"}}, cache=False)
     for text, ok in (("xa", True), ("ba", True), ("a", False), ("ab", False), ("\u00e9", True)):
         assert grammar.accepts(json.dumps(text)) is ok, text
+
+
+def test_keys_between_the_readings_of_open_and_closed_objects():
+    """The same key pattern in an open object and a closed one: a key only Python's reading matches
+    ("x\\n" for ``^x$``) meets the pattern's schema in both, and is out of the closed one (where
+    matching no pattern rules a key out); nineteen such patterns beside ``additionalProperties:
+    false`` stay within the region bound."""
+    pattern = {"^x$": {"type": "integer"}}
+    schema = {"type": "object", "properties": {
+        "a": {"type": "object", "patternProperties": pattern},
+        "b": {"type": "object", "patternProperties": pattern, "additionalProperties": False}}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    for doc, ok in (({"a": {"x": 1, "y": "s"}, "b": {"x": 1}}, True), ({"a": {"x\n": 1}}, True),
+                    ({"a": {"x\n": "s"}}, False), ({"b": {"x\n": 1}}, False), ({"b": {"y": 1}}, False)):
+        assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) is ok, doc
+        assert (validate(doc, schema) == []) is ok, doc
+    closed = {"type": "object", "additionalProperties": False,
+              "patternProperties": {f"^k{i}:(en|nl)$": {"type": "string"} for i in range(19)}}
+    grammar = constrain.compile(closed, whitespace="compact", cache=False)
+    assert grammar.accepts('{"k3:en":"a","k18:nl":"b"}') and not grammar.accepts('{"k3:en\\n":"a"}')
+
+
+def test_not_hostname_keeps_out_hostnames_within_their_lengths():
+    """A hostname's reading is bounded in length (253 characters, 254 with a final dot): ``not``
+    of it takes every string outside the labels' language, and the labels past those lengths."""
+    schema = {"type": "string", "not": {"format": "hostname"}}
+    grammar = constrain.compile(schema, cache=False)
+    at_most = ".".join(["a" * 63] * 3 + ["a" * 61])  # 253 characters
+    for text, ok in (("example.com", False), ("example.com.", False), (at_most, False), (at_most + ".", False),
+                     (at_most + "a", True), (at_most + "a.", True), ("-bad", True), ("x..y", True), ("", True)):
+        assert grammar.accepts(json.dumps(text)) is ok, text
+        assert (validate(text, schema) == []) is ok, text
