@@ -456,9 +456,9 @@ class ContainerLowering:
         regions = self._regions.get(cache_key)
         if regions is None:
             keys = allowed[0] if allowed else None
-            if out_between:  # the keys some reading matches a pattern on and every reading none
-                between = chardfa.difference(chardfa.union_of(d for d, _, _ in pattern_dfas), chardfa.union_of(every))
-                keys = chardfa.difference(keys or chardfa.any_string(), between)
+            if out_between:  # only keys every reading matches some pattern on (no other key is in)
+                matched = chardfa.union_of(every)
+                keys = matched if keys is None else chardfa.intersect(keys, matched)
             dfas = [d for d, _, _ in pattern_dfas] + [every[i] for i in differ] + [w[0] for w in wanted]
             regions = self._regions[cache_key] = self.key_regions(names, dfas, slot, keys)
         out = []
