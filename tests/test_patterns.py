@@ -3,12 +3,12 @@
 import re
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from compiler.chardfa import CharDFA
 from compiler.errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
-from compiler.regex import pattern_dfa
+from compiler.regex import either_dfa, pattern_dfa
 
 ECMA_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
@@ -260,6 +260,21 @@ def test_portable_dialect_accepts_only_what_both_engines_accept(left, body, righ
     for text in texts:
         if portable.matches(text):
             assert ecma.matches(text) and re.search(pattern, text), (pattern, text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["", "^"]), portable_regexes, st.sampled_from(["", "$", "$|b"]),
+       st.lists(st.text(alphabet="a5 \ufeff\u0663\n\r\u2028", max_size=4), min_size=4, max_size=12))
+@example("^", "a", "$", ["a\n"]).via("Python's $ before a final line feed")
+@example("", "a.", "", ["a\r"]).via("Python's . on a carriage return")
+def test_either_reading_covers_what_either_engine_matches(left, body, right, texts):
+    """Every string ECMA-262 or Python's `re` matches a pattern on is in ``either_dfa`` (what a
+    ``not`` keeps out): Python's ``.`` and final ``$`` included, a refused reading covered."""
+    pattern = left + body + right
+    either, ecma = either_dfa(pattern), pattern_dfa(pattern)
+    for text in texts:
+        if ecma.matches(text) or re.search(pattern, text):
+            assert either.matches(text), (pattern, text)
 
 
 def test_ignore_case_folds_ascii_letters_only():
