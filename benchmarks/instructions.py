@@ -4,6 +4,7 @@ about 1%).
 
     python benchmarks/instructions.py DATA_DIR [--files LIST] [--tokens] --valgrind
     python benchmarks/instructions.py DATA_DIR [--files LIST] [--tokens] [--band]   (the workload alone)
+    python benchmarks/instructions.py DATA_DIR [--files LIST] --calls OUT.json [--against OLD.json]
 
 The workload: the schemas whose text length lies between the 30th and 70th percentile of the
 list (the median band, chosen by size so that the choice itself is deterministic), each compiled
@@ -15,14 +16,19 @@ for any schema (the prelude, formats) is warm, what it caches per schema (an obj
 a literal's spellings) is not, as in the harness, where every schema is new. ``--valgrind`` runs the
 workload under ``valgrind --tool=callgrind`` without the band and with it and prints the difference.
 Run with ``PYTHONHASHSEED=0`` to compare two checkouts (the hash seed moves the count by about 1%).
+``--calls`` counts each band schema's Python function calls instead (cProfile, exact and quick): run
+it in each checkout and hand the first one's file to the second with ``--against`` to see which
+schemas a change made costlier.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
 import json
 import os
+import pstats
 import re
 import shutil
 import subprocess
@@ -41,8 +47,9 @@ def bands(data_dir: Path, files: Path | None) -> tuple[list[Path], list[Path]]:
     return sized[:int(len(sized) * 0.3)], sized[int(len(sized) * 0.3):int(len(sized) * 0.7)]
 
 
-def workload(warm: list[Path], band: list[Path], tokens: bool) -> int:
-    """Compile ``warm``, freeze, then each of ``band`` once; the band's schemas compiled."""
+def workload(warm: list[Path], band: list[Path], tokens: bool, calls: dict | None = None) -> int:
+    """Compile ``warm``, freeze, then each of ``band`` once; the band's schemas compiled. ``calls``:
+    filled with each band schema's Python function calls (cProfile), by file name."""
     import constrain
 
     warnings.simplefilter("ignore")
@@ -63,11 +70,18 @@ def workload(warm: list[Path], band: list[Path], tokens: bool) -> int:
     compiled = 0
     for n, paths in enumerate((warm, band)):
         for path in paths:
+            schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+            profile = cProfile.Profile() if n and calls is not None else None
+            if profile is not None:
+                profile.enable()
             try:
-                first(json.loads(path.read_text(encoding="utf-8"))["schema"])
+                first(schema)
+                compiled += n
             except constrain.SchemaError:
-                continue
-            compiled += n
+                pass
+            if profile is not None:
+                profile.disable()
+                calls[path.name] = pstats.Stats(profile).total_calls
         if n == 0:
             gc.collect()
             gc.freeze()
@@ -91,8 +105,26 @@ def main() -> int:
     parser.add_argument("--tokens", action="store_true", help="time to first mask (Llama 3), not the first byte row")
     parser.add_argument("--band", action="store_true", help="the workload with the band (without: the warm-up alone)")
     parser.add_argument("--valgrind", action="store_true", help="count the band's instructions under callgrind")
+    parser.add_argument("--calls", type=Path, metavar="OUT",
+                        help="count each band schema's Python calls (cProfile) and write them to OUT as JSON")
+    parser.add_argument("--against", type=Path, metavar="OLD",
+                        help="with --calls: compare with another checkout's OUT (total, median ratio, largest rises)")
     args = parser.parse_args()
     warm, band = bands(args.data_dir, args.files)
+    if args.calls:
+        calls: dict[str, int] = {}
+        workload(warm, band, args.tokens, calls)
+        args.calls.write_text(json.dumps(calls, indent=0, sort_keys=True))
+        print(f"{len(band)} schemas in the median band: {sum(calls.values()):,} Python calls")
+        if args.against:
+            old = json.loads(args.against.read_text())
+            both = sorted(set(old) & set(calls))
+            ratios = sorted(calls[k] / old[k] for k in both)
+            print(f"against {args.against}: total {sum(old[k] for k in both):,} -> {sum(calls[k] for k in both):,}, "
+                  f"per schema median ratio {ratios[len(ratios) // 2]:.3f}; largest rises:")
+            for k in sorted(both, key=lambda k: calls[k] - old[k])[-5:]:
+                print(f"  {k}: {old[k]:,} -> {calls[k]:,}")
+        return 0
     if not args.valgrind:
         compiled = workload(warm, band if args.band else [], args.tokens)
         print(f"{len(band)} schemas in the median band, {compiled} compiled after {len(warm)} warming up")

@@ -11,8 +11,10 @@ If neither holds for some type, the ``oneOf`` is refused rather than widened.
 
 from __future__ import annotations
 
+from .errors import SchemaError
 from .keywords import MARKERS, TYPES
 from .merge import constraints, json_in
+from .regex import either_dfa
 
 APPLIES = {
     "string": {"minLength", "maxLength", "pattern", "format"},
@@ -137,12 +139,28 @@ def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
             la = pins_a.get(name)
             if la is not None and not any(json_in(x, lb) for x in la):
                 return True
-        elif not b.get("patternProperties") and name not in (b.get("properties") or {}):  # an additional name of b
-            extra = b.get("additionalProperties", True)
+        elif name not in (b.get("properties") or {}) and not _may_match(b.get("patternProperties"), name):
+            extra = b.get("additionalProperties", True)  # an additional name of b
             lb = [] if extra is False else pinned_values(extra) if isinstance(extra, dict) else None
             la = pins_a.get(name)
             if lb == [] or (lb is not None and la is not None and not any(json_in(x, lb) for x in la)):
                 return True
+    return False
+
+
+def _may_match(patterns, name: str) -> bool:
+    """Whether some validator might match one of ``patterns`` (patternProperties) on ``name``
+    (either regex reading; a pattern we cannot read might)."""
+    if not patterns:
+        return False
+    if not isinstance(patterns, dict):
+        return True
+    for pattern in patterns:
+        try:
+            if either_dfa(pattern).matches(name):
+                return True
+        except SchemaError:
+            return True
     return False
 
 
