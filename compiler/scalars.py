@@ -182,7 +182,7 @@ class ScalarLowering:
         if found is None:
             if not (portable and portable_terms(f) is not None):  # (Ajv's own: no warning)
                 self.warn(f"unknown format {f!r} {where(slot)} is treated as a plain string: 'not' of it allows no string")
-            return ((chardfa.literal_strings([]), 0, None),)
+            return _NO_STRING
         return _outside(f, portable)
 
     def string_terms(self, node: Node, slot) -> list:
@@ -365,6 +365,9 @@ def _exactly_one(languages: list) -> CharDFA:
     return out
 
 
+_NO_STRING = ((chardfa.literal_strings([]), 0, None),)  # terms that allow no string
+
+
 @functools.lru_cache(maxsize=None)  # known formats only (``format_outside`` refuses the rest first)
 def _outside(f: str, portable: bool) -> tuple:
     """``format_outside``'s terms, made once per process: for each set of the reading's terms whose
@@ -379,7 +382,7 @@ def _outside(f: str, portable: bool) -> tuple:
         if not dfa.is_empty:
             dfa = dfa.trimmed().frozen()
             out.extend((dfa, lo, hi) for lo, hi in _gaps([(a, b) for (_, a, b), held in zip(found, inside) if held]))
-    return tuple(out) or ((chardfa.literal_strings([]), 0, None),)
+    return tuple(out) or _NO_STRING
 
 
 def _gaps(ranges: list) -> list:
