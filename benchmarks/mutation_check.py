@@ -335,7 +335,7 @@ PORTABLE_MUTATIONS = [
     ("key regions shared between open and closed objects", "compiler/containers.py",
      "allowed[1] if allowed else None, tuple(differ), out_between)", "allowed[1] if allowed else None)"),
     ("a closed object's keys between the readings let in", "compiler/containers.py",
-     "out_between = bool(differ) and not unless and extra is False", "out_between = False"),
+     "out_between = settled and bool(differ) and extra is False", "out_between = False"),
 ]
 
 

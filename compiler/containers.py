@@ -448,8 +448,9 @@ class ContainerLowering:
         differ = [i for i in range(n) if every is not None and every[i] is not pattern_dfas[i][0]]
         # where matching none asks nothing more (true) or rules a key out (false), the keys between
         # the readings need no regions of their own: they are as their patterns' other keys, or out
-        out_between = bool(differ) and not unless and extra is False
-        if differ and not unless and (extra is True or extra is False):
+        settled = not unless and (extra is True or extra is False)
+        out_between = settled and bool(differ) and extra is False
+        if settled:
             differ = []
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
                      tuple(w[1] for w in wanted), allowed[1] if allowed else None, tuple(differ), out_between)
