@@ -168,8 +168,10 @@ class ContainerLowering:
         if schema is False:
             return []
         met = self.met(schema, slot)
-        if not isinstance(met, dict):
+        if met is False:
             return []
+        if not isinstance(met, dict):  # an object decided member by member: no finite set
+            return None
         rules = constraints(met)
         values = pinned_values(rules)
         if values is not None:

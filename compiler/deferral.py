@@ -209,7 +209,9 @@ class Deferral:
             kids.append(self._target(node))
         return kids + list(node.get("anyOf", ()))  # last: lowered in place, the others are called
 
-    def _quiet_node(self, node: dict) -> bool:
+    def _quiet_node(self, node) -> bool:
+        if not isinstance(node, dict):  # an object decided member by member (``alive.py``)
+            return False
         keys = constraints(node).keys()
         if "enum" in keys or "const" in keys:  # values filtered by their type and excluded values only
             return keys <= LITERAL_QUIET

@@ -17,6 +17,7 @@ import weakref
 from automaton.program import Program, ProgramTooLarge
 
 from . import chardfa
+from .alive import AliveObjects, ObjectChoice
 from .containers import ContainerLowering
 from .deferral import Deferral
 from .context import REGEX_DIALECT, Options, Slot
@@ -44,7 +45,7 @@ ROOT = Slot("")  # where the deferral meets what it judges (no $id below the roo
 MET_ROUNDS = 8  # meetings of one schema taken up again by ``met`` (the rest left to ``value``)
 
 
-class Lowering(ScalarLowering, ContainerLowering):
+class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
     def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
         self.doc = document
         self.options = options
@@ -262,6 +263,8 @@ class Lowering(ScalarLowering, ContainerLowering):
             return self.never(slot, "'false' schema")
         if may_meet(schema):
             schema = self.met(schema, slot)  # as the deferral judged it, met once
+        if isinstance(schema, ObjectChoice):
+            return self.lower_choice(schema, slot, src, dst)
         rules = self.expanded(constraints(schema), slot.pointer)
         if "enum" in rules or "const" in rules:  # each value judged against all the rest (``literals``)
             return self.literals(rules, slot, src, dst)
@@ -285,7 +288,10 @@ class Lowering(ScalarLowering, ContainerLowering):
                 return self.never(slot, "allOf branches that cannot meet")
             return self.value(merged, slot, src, dst)
         if "anyOf" in rules or "oneOf" in rules:
-            branches = self.branched(rules, slot)["anyOf"]
+            branched = self.branched(rules, slot)
+            if isinstance(branched, ObjectChoice):
+                return self.lower_choice(branched, slot, src, dst)
+            branches = branched["anyOf"]
             word = self._one_of_cases.get(id(branches), "anyOf")  # where the branches were written
             for i, branch in enumerate(branches):
                 self.value(branch, slot.at(word, i), src, dst)
@@ -354,7 +360,13 @@ class Lowering(ScalarLowering, ContainerLowering):
             rest = {k: v for k, v in rules.items() if k != "anyOf"}
             return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
         if "oneOf" in rules and "anyOf" not in rules:
-            cases = self.one_of(rules, slot)
+            try:
+                cases = self.one_of(rules, slot)
+            except (SchemaTooComplex, UnsupportedKeyword):  # its complements past their bounds: objects
+                choice = self.objects_alive(rules, slot)  # may be decided member by member (``alive.py``)
+                if choice is None:
+                    raise
+                return choice
             self._one_of_cases[id(cases)] = "oneOf"  # (kept alive with its schema in ``_met``, or here)
             self._keep[id(cases)] = cases
             return {"anyOf": cases}
@@ -371,8 +383,12 @@ class Lowering(ScalarLowering, ContainerLowering):
         met = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
         resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
         exact = exact_branches(met, resolve)
-        return exact if exact is not None else [
-            self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
+        if exact is not None:
+            return exact
+        cases = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
+        for i, case in enumerate(cases):  # their complements met now: past a bound, ``branched`` knows it here
+            self.met(case, slot.at("oneOf", i))
+        return cases
 
     def outside(self, rules: dict, slot: Slot) -> list:
         """What ``rules`` without its ``not`` allows, met with each case of the complement of the

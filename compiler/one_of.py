@@ -14,6 +14,7 @@ from __future__ import annotations
 from .errors import SchemaError
 from .keywords import MARKERS, TYPES
 from .merge import constraints, json_in
+from . import chardfa
 from .regex import either_dfa
 
 APPLIES = {
@@ -121,17 +122,50 @@ def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
     la, lb = pinned_values(a), pinned_values(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
+    if kind == "string":
+        return _texts_disjoint(la, _text_cover(a), lb, _text_cover(b))
     if kind != "object":
         return False
     return _object_disjoint(facts_a, b, facts_b) or _object_disjoint(facts_b, a, facts_a)
 
 
+def _text_cover(rules):
+    """The strings some validator matches ``rules``' pattern on (a superset of the strings it
+    allows, in every regex reading); None where it has no pattern we can read."""
+    pattern = rules.get("pattern") if isinstance(rules, dict) else None
+    if isinstance(pattern, tuple):  # gathered by a meet: each holds, so any one covers
+        pattern = pattern[0] if pattern else None
+    if not isinstance(pattern, str):
+        return None
+    try:
+        return either_dfa(pattern)
+    except SchemaError:
+        return None
+
+
+def _texts_disjoint(values_a, cover_a, values_b, cover_b) -> bool:
+    """Whether no string is in both sides, each known by its literals (a superset) or the cover of
+    its pattern (either may be None: not known)."""
+    if cover_a is not None and cover_b is not None:
+        try:
+            return chardfa.intersect(cover_a, cover_b).is_empty
+        except OverflowError:
+            return False
+    for values, cover in ((values_a, cover_b), (values_b, cover_a)):
+        if values is not None and cover is not None:
+            return not any(isinstance(v, str) and cover.matches(v) for v in values)
+    return False
+
+
 def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
     """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all (each side
     read through its ``allOf`` parts and ``$ref``s: ``_object_facts``)."""
-    required, pins_a = facts_a
-    pins_b = facts_b[1]
+    required, pins_a, texts_a = facts_a
+    pins_b, texts_b = facts_b[1], facts_b[2]
     for name in required:
+        if (name in texts_a or name in texts_b) and _texts_disjoint(
+                pins_a.get(name), texts_a.get(name), pins_b.get(name), texts_b.get(name)):
+            return True  # its value a string one side's pattern rules out (every reading)
         if name in pins_b:
             lb = pins_b[name]
             if lb == []:
@@ -164,12 +198,13 @@ def _may_match(patterns, name: str) -> bool:
     return False
 
 
-_NO_FACTS = (frozenset(), {})
+_NO_FACTS = (frozenset(), {}, {})
 
 
-def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> tuple[set, dict]:
-    """The names ``rules`` requires, and for the names whose values it pins to literals, a superset of
-    the values it allows (``[]``: the name is not allowed), read through its ``allOf`` parts (every
+def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> tuple[set, dict, dict]:
+    """The names ``rules`` requires; for the names whose values it pins to literals, a superset of
+    the values it allows (``[]``: the name is not allowed); for those whose values must be strings
+    matching a pattern, that pattern's cover (``_text_cover``); read through its ``allOf`` parts (every
     part holds), its ``anyOf``/``oneOf`` branches (what all of them say) and, with ``resolve`` (a
     schema as its draft reads it, a lone ``$ref`` followed), through its ``$ref``s. Each schema
     object is read once per ``memo`` (one on the way down says nothing: a loop, or shared parts
@@ -178,12 +213,13 @@ def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None)
     return _once(memo, rules, _NO_FACTS, lambda: _read_object_facts(rules, resolve, depth, memo))
 
 
-def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dict]:
+def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dict, dict]:
     required: set = set()
     pins: dict = {}
+    texts: dict = {}
     rules, parts = _as_read(rules, resolve)
     if not isinstance(rules, dict) or depth > 8:
-        return required, pins
+        return required, pins, texts
     names = rules.get("required", [])
     if isinstance(names, list):
         required.update(n for n in names if isinstance(n, str))
@@ -193,20 +229,23 @@ def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dic
         values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
         if values is not None:
             pins[name] = values
+        if isinstance(sub, dict) and sub.get("type") in ("string", ["string"]) and (cover := _text_cover(sub)) is not None:
+            texts[name] = cover
     for part in parts:
-        more, inner = _object_facts(part, resolve, depth + 1, memo)
+        more, inner, covers = _object_facts(part, resolve, depth + 1, memo)
         required |= more
+        texts = {**covers, **texts}  # (every part holds: any one's cover will do)
         for name, values in inner.items():
             pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
     for keyword in ("anyOf", "oneOf"):  # what holds in every branch holds of the schema
         branches = rules.get(keyword)
         if isinstance(branches, list) and branches:
             every = [_object_facts(b, resolve, depth + 1, memo) for b in branches]
-            required |= set.intersection(*(more for more, _ in every))
-            for name in set.intersection(*(set(inner) for _, inner in every)):
-                values = [v for _, inner in every for v in inner[name]]
+            required |= set.intersection(*(more for more, _, _ in every))
+            for name in set.intersection(*(set(inner) for _, inner, _ in every)):
+                values = [v for _, inner, _ in every for v in inner[name]]
                 pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
-    return required, pins
+    return required, pins, texts
 
 
 def _read(branches: list, resolve) -> tuple[list, list[set[str]], list[tuple]]:

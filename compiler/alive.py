@@ -1,0 +1,258 @@
+"""``oneOf`` over objects decided member by member: the set of branches still alive is the state.
+
+"Exactly one branch" written as each branch without the others multiplies out: each "without" is
+a complement, a union of cases, and their meets pass any bound at a dozen branches (an address
+``oneOf`` by country with no ``required``). But an object satisfies a branch of plain object
+keywords (``properties``, ``required``, ``additionalProperties``) exactly when each of its members
+meets what that branch says of its key and each name the branch requires was written. So the
+object's automaton can carry the set of branches that every member so far has met (the *alive*
+set): a member's value is split into regions by which branches' schemas it meets, each region
+narrowing the set; a name passed over drops the branches that require it; and ``}`` closes only
+where one branch is alive. A branch whose keywords met out into an ``anyOf`` is several such
+leaves, alive while one of them is.
+
+``Lowering.branched`` takes this up only where the cases of the complement pass their bounds, so
+what compiled before compiles as it did. Everything here is decided when the ``oneOf`` is met
+(``objects_alive``: refused there, the complement's own error stands); writing it waits for the
+lowering (``lower_choice``).
+"""
+
+from __future__ import annotations
+
+from . import chardfa
+from .containers import ANY_ORDER_MAX
+from .context import Slot
+from .errors import SchemaError
+from .merge import both, constraints, is_trivial
+from .one_of import overlaps
+from .validation import Validator
+from .values import json_equal
+
+PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties"})
+MAX_LEAVES = 64          # object schemas the branches meet out into
+MAX_PLACES = 2048        # (position, alive set, written any) places of one object
+MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
+
+
+class ObjectChoice:
+    """What ``Lowering.met`` makes of a ``oneOf`` over objects, decided and not yet written:
+    ``moves[place]`` lists ``(how, name, value schema, slot, next place)``, ``how`` one of "skip"
+    (a name passed over), "named" and "other" (a key beyond the names); ``closes`` holds the places
+    ``}`` may follow. A place is ``(position, alive, written)``: the index of the next name (the
+    schema's order) or the set of names written (any order), the leaves alive as a bit mask, and
+    whether a member was written (the separator before the next)."""
+
+    def __init__(self, names: list, start: tuple, moves: dict, closes: set):
+        self.names, self.start, self.moves, self.closes = names, start, moves, closes
+
+
+class _Refused(Exception):
+    """The ``oneOf`` is not one this module decides (the complement's error stands)."""
+
+
+class AliveObjects:
+    """Mixin of ``Lowering``."""
+
+    def objects_alive(self, rules: dict, slot: Slot) -> ObjectChoice | None:
+        """``rules``' ``oneOf`` (each branch met with the rest) as an ``ObjectChoice``; None where a
+        branch is not made of object schemas of plain object keywords, or a bound is passed."""
+        refused = self.__dict__.setdefault("_not_alive", set())
+        key = self.schema_key(rules)
+        if key in refused:  # refused before, or being decided (a member's value is the same oneOf)
+            return None
+        refused.add(key)
+        try:
+            leaves, owner = self._leaves(rules, slot)
+            choice = self._decide(_names(rules, leaves), leaves, owner, slot)
+        except (_Refused, SchemaError, RecursionError):
+            return None
+        refused.discard(key)
+        return choice
+
+    def _leaves(self, rules: dict, slot: Slot) -> tuple[list, list]:
+        rest = {k: v for k, v in rules.items() if k != "oneOf"}
+        leaves, owner = [], []
+        for i, branch in enumerate(rules["oneOf"]):
+            where = slot.at("oneOf", i)
+            todo = [self.meet(rest, branch, where)]
+            while todo:
+                schema, _ = self.follow_refs(todo.pop(), where)
+                met = self.met(schema, where) if schema is not False else False
+                if met is False:
+                    continue
+                if not isinstance(met, dict):
+                    raise _Refused
+                met = constraints(met)
+                if met.keys() == {"anyOf"}:  # a branch met out into several: each a leaf of it
+                    todo += reversed(met["anyOf"])
+                    continue
+                if not met.keys() <= PLAIN_OBJECT or met.get("type") not in ("object", ["object"]):
+                    raise _Refused
+                leaves.append(met)
+                owner.append(i)
+                if len(leaves) > MAX_LEAVES:
+                    raise _Refused
+        return leaves, owner
+
+    def _decide(self, names: list, leaves: list, owner: list, slot: Slot) -> ObjectChoice:
+        extra = not self.options.strict
+        said = [[leaf.get("properties", {}).get(n, leaf.get("additionalProperties", extra)) for leaf in leaves]
+                for n in names]  # per name, what each leaf says of its value
+        beyond = [leaf.get("additionalProperties", extra) for leaf in leaves]
+        requires = [sum(1 << k for k, leaf in enumerate(leaves) if n in leaf.get("required", ())) for n in names]
+        any_order = self.options.property_order == "any" and 0 < len(names) <= ANY_ORDER_MAX
+        everyone = (1 << len(leaves)) - 1
+        regions: dict[tuple, list] = {}
+
+        def split(j, alive):  # (value schema, the leaves it keeps) for name j (None: beyond the names)
+            key = (j, alive)
+            if key not in regions:
+                where = slot.at("properties", names[j]) if j is not None else slot.at("additionalProperties")
+                regions[key] = self._value_regions(said[j] if j is not None else beyond, alive, where)
+            return regions[key]
+
+        def one_branch(alive) -> bool:
+            return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1
+
+        start = (0, everyone, 0)
+        moves: dict[tuple, list] = {}
+        closes = set()
+        todo = [start]
+        while todo:
+            place = todo.pop()
+            if place in moves:
+                continue
+            if len(moves) >= MAX_PLACES:
+                raise _Refused
+            at, alive, written = place
+            out = moves[place] = []
+            if any_order:
+                missing = _union(requires[j] for j in range(len(names)) if not at >> j & 1)
+                if one_branch(alive & ~missing):
+                    closes.add(place)
+                steps = [(j, at | 1 << j) for j in range(len(names)) if not at >> j & 1]
+            elif at < len(names):
+                kept = alive & ~requires[at]
+                if kept:
+                    out.append(("skip", None, None, None, (at + 1, kept, written)))
+                steps = [(at, at + 1)]
+            else:
+                if one_branch(alive):
+                    closes.add(place)
+                steps = []
+            for j, after in steps:
+                for schema, keeps in split(j, alive):
+                    if alive & keeps:
+                        out.append(("named", names[j], schema, slot.at("properties", names[j]), (after, alive & keeps, 1)))
+            if any_order or at == len(names):
+                for schema, keeps in split(None, alive):
+                    if alive & keeps:
+                        out.append(("other", None, schema, slot.at("additionalProperties"), (at, alive & keeps, 1)))
+            todo += [move[4] for move in out]
+        return ObjectChoice(names, start, moves, closes)
+
+    def _value_regions(self, said: list, alive: int, slot: Slot) -> list:
+        """A member's values split by which of the leaves ``alive`` their schemas (``said``) allow:
+        (a schema of the values, the leaves that allow them, as a bit mask)."""
+        free = 0  # leaves allowing any value
+        told: dict = {}  # schema key -> [schema, leaves saying it]
+        for k, schema in enumerate(said):
+            if not alive >> k & 1 or schema is False:
+                continue
+            if schema is True or is_trivial(schema):
+                free |= 1 << k
+            else:
+                told.setdefault(self.schema_key(schema), [schema, 0])[1] |= 1 << k
+        told = list(told.values())
+        if not told:
+            return [(True, free)] if free else []
+        out = []
+        finite = [self.finite_values(schema, slot) for schema, _ in told]
+        literals: list = []  # each value a finite schema may take, with the leaves it is valid in
+        for value in (v for values in finite if values is not None for v in values):
+            if not any(json_equal(value, u) for u in literals):
+                literals.append(value)
+        allowed = []
+        for value in literals:
+            keeps = [(schema, leaves) for schema, leaves in told if self._allows(schema, value)]
+            if keeps:
+                allowed.append(value)
+                out.append((both(keeps[0][0], {"const": value}), free | _union(leaves for _, leaves in keeps)))
+        beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
+        general = [(schema, leaves) for (schema, leaves), values in zip(told, finite) if values is None]
+        for inside in self._overlapping(general, slot):  # each set of them that may meet, and none of the others
+            parts = [general[t][0] for t in inside]
+            others = [schema for t, (schema, _) in enumerate(general) if t not in inside]
+            parts += beside + ([{"not": {"anyOf": others}}] if others else [])
+            region = parts[0] if len(parts) == 1 else {"allOf": parts}
+            if self.met(region, slot) is not False:
+                out.append((region, free | _union(general[t][1] for t in inside)))
+        if free:  # values none of the schemas allows: the leaves that allow any
+            outside = beside + ([{"not": {"anyOf": [schema for schema, _ in general]}}] if general else [])
+            out.append((outside[0] if len(outside) == 1 else {"allOf": outside}, free))
+        return out
+
+    def _overlapping(self, schemas: list, slot: Slot) -> list:
+        """The sets of ``schemas`` (indexes) that some value may meet together, as far as ``one_of``
+        can prove two disjoint: each set's members overlap pairwise. Past `MAX_REGIONS`, refused."""
+        if not schemas:
+            return []
+        may = overlaps([schema for schema, _ in schemas], lambda b: self.follow_refs(b, slot)[0])
+        found: list = []
+        todo = [((t,), t) for t in range(len(schemas))]
+        while todo:
+            inside, last = todo.pop()
+            found.append(inside)
+            if len(found) > MAX_REGIONS:
+                raise _Refused
+            todo += [(inside + (u,), u) for u in range(last + 1, len(schemas)) if all(u in may[t] for t in inside)]
+        return found
+
+    def _allows(self, schema, value) -> bool:
+        """Whether ``schema`` allows ``value``, as ``validate`` judges it."""
+        check = Validator(schema, dialect=self.options.dialect, document=self.doc)
+        return check.is_valid(value)
+
+    def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
+        """Write ``choice``: a state per place, a member's fragment per move."""
+        states = {place: self.state(src) for place in choice.moves}
+        self.prog.text(src, b"{", states[choice.start])
+        end = self.state(src)
+        for place, here in states.items():
+            if place in choice.closes:
+                self.ws(here, end)
+            for how, name, schema, where, after in choice.moves[place]:
+                if how == "skip":
+                    self.prog.epsilon(here, states[after])
+                else:
+                    member = self.named_member(name, schema, where) if how == "named" else self._other_member(
+                        choice.names, schema, where)
+                    self.next_member(here, place[2], member, states[after])
+        self.prog.text(end, b"}", dst)
+
+    def _other_member(self, names: list, schema, where: Slot) -> int:
+        """A member with a key beyond ``names`` and a value of ``schema``, one fragment per both."""
+        key = (("beyond", frozenset(names)), self.schema_key(schema))
+        frag = self._members.get(key)
+        if frag is None:
+            keys = self.shared(key[0], lambda a, b: self.key_string(chardfa.other_strings(frozenset(names)), a, b))
+            frag = self._members[key] = self.member(lambda a, b: self.prog.call(a, keys, b), schema, where)
+        return frag
+
+
+def _names(rules: dict, leaves: list) -> list:
+    """The names of the leaves in the order the schema writes them: its own ``properties`` before or
+    after the branches' as its keywords come (a ``oneOf`` written first brings its names first)."""
+    own = rules.get("properties", {})
+    own = [*own, *rules.get("required", ())] if isinstance(own, dict) and isinstance(rules.get("required", []), list) else []
+    theirs = [n for leaf in leaves for n in [*leaf.get("properties", {}), *leaf.get("required", [])]]
+    if "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf"):
+        return list(dict.fromkeys([n for n in theirs if n not in own] + own))  # (a leaf has the schema's own first)
+    return list(dict.fromkeys(own + theirs))
+
+
+def _union(masks) -> int:
+    out = 0
+    for mask in masks:
+        out |= mask
+    return out

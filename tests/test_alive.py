@@ -1,0 +1,165 @@
+"""``oneOf`` over objects decided member by member (``compiler/alive.py``), and ``oneOf`` branches
+proven apart by their patterns (``compiler/one_of.py``): each agrees with python-jsonschema and
+leaves no dead end, in either property order."""
+
+import itertools
+import json
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import constrain
+import compiler.lower
+from compiler.alive import AliveObjects
+
+COUNTRIES = {"BRA": ["AC", "AL", "SP"], "ITA": ["AL", "MI", "SP"], "USA": ["AL", "CA", "NY"], "CAN": ["ON", "QC"],
+             "MEX": ["CH", "MI", "QR"], "IND": ["KA", "MH"], "CHN": ["11", "12"], "FRA": ["75", "13"],
+             "ESP": ["M", "B"], "DEU": ["BY", "BE"], "JPN": ["13", "27"], "AUS": ["NSW", "QLD"]}
+ADDRESS = {"type": "object", "properties": {"street": {"type": "string"}},
+           "oneOf": [{"properties": {"country": {"enum": [c]}, "state": {"type": "string", "enum": states},
+                                     "postalCode": {"type": "string", "maxLength": 5}}}
+                     for c, states in COUNTRIES.items()]}
+
+
+def addresses():
+    """Objects with every mix of a country (or none, or one no branch names), a state shared by
+    several countries (or none), and the members outside the oneOf."""
+    for country, state, post, street in itertools.product([None, "BRA", "ITA", "CAN", "XXX"],
+                                                          [None, "AL", "SP", "ON", "QC", "ZZ", 1],
+                                                          [None, "12345", "123456"], [None, "Main", 5]):
+        value = {k: v for k, v in (("country", country), ("state", state), ("postalCode", post), ("street", street))
+                 if v is not None}
+        yield value
+    yield {"country": "BRA", "other": 1}
+    yield "BRA"
+
+
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_a_oneof_by_an_optional_member_is_exact(order):
+    """Twelve branches told apart by a member every one of them may omit (an address by country):
+    their complements multiply past any bound, but the set of branches still alive after each
+    member is small. An object without a country is valid only where its state belongs to one
+    country alone; a state shared by three countries, or none at all, matches several branches."""
+    grammar = constrain.compile(ADDRESS, property_order=order, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(ADDRESS)
+    for value in addresses():
+        shape = json.dumps(value, separators=(",", ":"))
+        if order == "schema" and isinstance(value, dict):  # the canonical order: as the schema writes its keywords
+            shape = json.dumps({k: value[k] for k in ["street", "country", "state", "postalCode", "other"] if k in value},
+                               separators=(",", ":"))
+        assert grammar.accepts(shape) == oracle.is_valid(value), shape
+    assert grammar.accepts('{"state":"QC"}') and not grammar.accepts('{"state":"AL"}') and not grammar.accepts("{}")
+    assert grammar.find_trap(2000) is None
+
+
+def test_a_discriminator_beside_a_catch_all_branch():
+    """Branches pinned to literals and one that takes any other string (Travis CI's deploy
+    providers): each literal keeps its branch, every other string the catch-all."""
+    providers = ["script", "npm", "surge", "releases", "heroku", "s3", "pages", "gcs", "ftp"]
+    schema = {"type": "object", "oneOf": [
+        *({"properties": {"provider": {"enum": [p]}, "key": {"type": "string"}}, "required": ["provider"]}
+          for p in providers),
+        {"properties": {"provider": {"type": "string", "not": {"enum": providers}}, "key": {"type": "integer"}},
+         "required": ["provider"]}]}
+    values = [{"provider": p, "key": k} for p in providers[:3] + ["other", 1] for k in ("s", 1)] + [
+        {"provider": "npm"}, {"key": "s"}, {"provider": "other"}]
+    grammar = constrain.compile(schema, property_order="any", whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    for value in values:
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), value
+    assert grammar.find_trap(2000) is None
+
+
+@pytest.mark.parametrize("schema,valid,invalid", [
+    ({"oneOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}]}, ['"ab"', '"ba"'], ['"c"', "1"]),
+    ({"type": "object", "oneOf": [{"properties": {"type": {"type": "string", "pattern": f"^basic:{t}:$"}, "value": v},
+                                   "required": ["type", "value"], "additionalProperties": False}
+                                  for t, v in [("string", {"type": "string"}), ("integer", {"type": "integer"}),
+                                               ("flag", {"type": "boolean"})]]},
+     ['{"type":"basic:string:","value":"x"}', '{"type":"basic:flag:","value":true}'],
+     ['{"type":"basic:flag:","value":"x"}', '{"type":"basic:other:","value":1}']),
+    ({"type": "object", "oneOf": [{"properties": {"k": {"const": "ab"}}, "required": ["k"]},
+                                  {"properties": {"k": {"type": "string", "pattern": "^b"}}, "required": ["k"]}]},
+     ['{"k":"ab"}', '{"k":"bb"}'], ['{"k":"cb"}', "{}"]),
+])
+def test_patterns_prove_branches_apart(schema, valid, invalid, monkeypatch):
+    """Branches whose strings (or a required member's) match disjoint patterns in every regex
+    reading exclude each other: ``oneOf`` is their union, with no complement written."""
+    monkeypatch.setattr(compiler.lower, "exactly_one", _never_called)
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    assert all(grammar.accepts(t) for t in valid) and not any(grammar.accepts(t) for t in invalid)
+
+
+def _never_called(*args):
+    raise AssertionError("the branches were not proven apart")
+
+
+def test_overlapping_patterns_are_not_proven_apart():
+    """``^a`` and ``b$`` share "ab": exactly one holds of "aa" and "bb", neither of "ab"."""
+    schema = {"oneOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "b$"}]}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    assert [grammar.accepts(t) for t in ['"aa"', '"bb"', '"ab"', '"c"']] == [True, True, False, False]
+
+
+NAMES = ["a", "b", "c"]
+VALUES = [1, 2, "a", "b", None, {"a": 1}]
+OBJECTS = [dict(zip(keys, values)) for n in range(4) for keys in itertools.combinations(NAMES, n)
+           for values in itertools.product(VALUES, repeat=n)] + [{"d": 1}, {"a": 1, "d": "x"}]
+member_schema = st.sampled_from([True, False, {"type": "integer"}, {"type": "string"}, {"const": 1}, {"enum": [1, "a"]},
+                                 {"enum": ["a", "b"]}, {"minimum": 2}, {"type": "string", "pattern": "^a"},
+                                 {"not": {"const": 2}}, {"type": "object"}])
+branch = st.builds(
+    lambda props, required, extra: {"type": "object", "properties": props, "required": required,
+                                    **({"additionalProperties": extra} if extra is not None else {})},
+    st.dictionaries(st.sampled_from(NAMES), member_schema, max_size=3),
+    st.lists(st.sampled_from(NAMES), max_size=2, unique=True),
+    st.sampled_from([None, False, {"type": "integer"}]))
+nested = st.builds(lambda a, b: {"anyOf": [a, b]}, branch, branch)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(branch | nested, min_size=2, max_size=4), st.sampled_from(["schema", "any"]))
+def test_member_by_member_agrees_with_jsonschema(branches, order):
+    """With the complement refused, every ``oneOf`` of object branches that are not proven apart
+    is decided member by member; it agrees with python-jsonschema on every object of
+    a small universe (in any key order, or in the schema's) and leaves no dead end."""
+    schema = {"oneOf": branches}
+    used = []
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(compiler.lower, "exactly_one", _too_complex)
+            patch.setattr(AliveObjects, "lower_choice", _counting(AliveObjects.lower_choice, used))
+            grammar = constrain.compile(schema, property_order=order, whitespace="compact", cache=False, lazy=False)
+    except constrain.Unsatisfiable:
+        assert not any(jsonschema.Draft202012Validator(schema).is_valid(v) for v in OBJECTS)
+        return event("unsatisfiable")
+    except (constrain.SchemaTooComplex, constrain.UnsupportedKeyword):
+        return event("refused")
+    event("member by member" if used else "as before")
+    oracle = jsonschema.Draft202012Validator(schema)
+    for value in OBJECTS:
+        texts = [json.dumps(dict(p), separators=(",", ":")) for p in itertools.permutations(value.items())]
+        assert any(grammar.accepts(t) for t in texts) == oracle.is_valid(value), (schema, value)
+    assert grammar.find_trap(1000) is None, schema
+
+
+def _too_complex(*args):
+    raise constrain.SchemaTooComplex("", "the complement refused, for the test")
+
+
+def _counting(method, used):
+    def counted(self, *args):
+        used.append(1)
+        return method(self, *args)
+    return counted
+
+
+def test_member_by_member_is_bounded():
+    """Branches whose members split into more regions than the bounds allow keep the complement's
+    clear refusal, in bounded time."""
+    schema = {"type": "object", "oneOf": [{"properties": {f"k{j}": {"minimum": i + j} for j in range(6)}}
+                                          for i in range(24)]}
+    with pytest.raises((constrain.SchemaTooComplex, constrain.UnsupportedKeyword), match="more than 256"):
+        constrain.compile(schema, cache=False)
