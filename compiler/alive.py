@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from . import chardfa
 from .containers import ANY_ORDER_MAX
+from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
 from .context import Slot
+from .keywords import TYPES
 from .errors import SchemaError
 from .merge import both, constraints, is_trivial
 from .one_of import overlaps
@@ -29,6 +31,7 @@ from .validation import Validator
 from .values import json_equal
 
 PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties"})
+OTHER_TYPES_WORDS = STRING_WORDS | NUMBER_WORDS | ARRAY_WORDS | {"format"}  # what holds of other types alone
 MAX_LEAVES = 64          # object schemas the branches meet out into
 MAX_PLACES = 2048        # (position, alive set, written any) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
@@ -40,7 +43,10 @@ class ObjectChoice:
     (a name passed over), "named" and "other" (a key beyond the names); ``closes`` holds the places
     ``}`` may follow. A place is ``(position, alive, written)``: the index of the next name (the
     schema's order) or the set of names written (any order), the leaves alive as a bit mask, and
-    whether a member was written (the separator before the next)."""
+    whether a member was written (the separator before the next). ``others``: the ``oneOf`` of
+    what the branches allow of other types (None: no other type), lowered beside."""
+
+    others = None
 
     def __init__(self, names: list, start: tuple, moves: dict, closes: set):
         self.names, self.start, self.moves, self.closes = names, start, moves, closes
@@ -62,16 +68,19 @@ class AliveObjects:
             return None
         refused.add(key)
         try:
-            leaves, owner = self._leaves(rules, slot)
+            leaves, owner, others = self._leaves(rules, slot)
             choice = self._decide(_names(rules, leaves), leaves, owner, slot)
+            choice.others = others
         except (_Refused, SchemaError, RecursionError):
             return None
         refused.discard(key)
         return choice
 
-    def _leaves(self, rules: dict, slot: Slot) -> tuple[list, list]:
+    def _leaves(self, rules: dict, slot: Slot) -> tuple[list, list, object]:
+        """The object schemas each branch meets out into (the leaves) and the branch of each; and the
+        ``oneOf`` of what the branches allow of other types (None: nothing), lowered beside."""
         rest = {k: v for k, v in rules.items() if k != "oneOf"}
-        leaves, owner = [], []
+        leaves, owner, others = [], [], {}
         for i, branch in enumerate(rules["oneOf"]):
             where = slot.at("oneOf", i)
             todo = [self.meet(rest, branch, where)]
@@ -86,13 +95,24 @@ class AliveObjects:
                 if met.keys() == {"anyOf"}:  # a branch met out into several: each a leaf of it
                     todo += reversed(met["anyOf"])
                     continue
-                if not met.keys() <= PLAIN_OBJECT or met.get("type") not in ("object", ["object"]):
+                kinds = met.get("type", TYPES)
+                kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+                if "object" not in kinds:
+                    others.setdefault(i, []).append(met)
+                    continue
+                if not met.keys() <= PLAIN_OBJECT | OTHER_TYPES_WORDS:
                     raise _Refused
-                leaves.append(met)
+                leaves.append({k: v for k, v in met.items() if k in PLAIN_OBJECT} | {"type": "object"})
                 owner.append(i)
+                if kinds - {"object"}:  # what it says of other types: a value of one of them is no object
+                    others.setdefault(i, []).append({**{k: v for k, v in met.items() if k not in PLAIN_OBJECT},
+                                                     "type": sorted(kinds - {"object"})})
                 if len(leaves) > MAX_LEAVES:
                     raise _Refused
-        return leaves, owner
+        if not leaves:
+            raise _Refused
+        branches = [parts[0] if len(parts) == 1 else {"anyOf": parts} for parts in others.values()]
+        return leaves, owner, None if not branches else branches[0] if len(branches) == 1 else {"oneOf": branches}
 
     def _decide(self, names: list, leaves: list, owner: list, slot: Slot) -> ObjectChoice:
         extra = not self.options.strict
@@ -215,6 +235,8 @@ class AliveObjects:
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""
+        if choice.others is not None:
+            self.value(choice.others, slot, src, dst)
         states = {place: self.state(src) for place in choice.moves}
         self.prog.text(src, b"{", states[choice.start])
         end = self.state(src)
@@ -242,13 +264,33 @@ class AliveObjects:
 
 def _names(rules: dict, leaves: list) -> list:
     """The names of the leaves in the order the schema writes them: its own ``properties`` before or
-    after the branches' as its keywords come (a ``oneOf`` written first brings its names first)."""
+    after the branches' as its keywords come (a ``oneOf`` written first brings its names first),
+    the branches' in an order that keeps each branch's own where they agree (``_merged``)."""
     own = rules.get("properties", {})
     own = [*own, *rules.get("required", ())] if isinstance(own, dict) and isinstance(rules.get("required", []), list) else []
-    theirs = [n for leaf in leaves for n in [*leaf.get("properties", {}), *leaf.get("required", [])]]
+    theirs = _merged([[n for n in [*leaf.get("properties", {}), *leaf.get("required", [])] if n not in own]
+                      for leaf in leaves])
     if "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf"):
-        return list(dict.fromkeys([n for n in theirs if n not in own] + own))  # (a leaf has the schema's own first)
+        return list(dict.fromkeys(theirs + own))
     return list(dict.fromkeys(own + theirs))
+
+
+def _merged(orders: list) -> list:
+    """One order of the names in ``orders`` where each name follows those it follows in any of them
+    (where they disagree, the name seen first goes first)."""
+    first = list(dict.fromkeys(n for order in orders for n in order))
+    before: dict = {n: set() for n in first}
+    for order in orders:
+        for x, y in zip(order, order[1:]):
+            before[y].add(x)
+    out: list = []
+    placed: set = set()
+    while len(out) < len(first):
+        waiting = [n for n in first if n not in placed]
+        name = next((n for n in waiting if before[n] <= placed), waiting[0])
+        out.append(name)
+        placed.add(name)
+    return out
 
 
 def _union(masks) -> int:

@@ -123,37 +123,32 @@ def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
     if kind == "string":
-        return _texts_disjoint(la, _text_cover(a), lb, _text_cover(b))
+        return _texts_disjoint(la, _pattern(a), lb, _pattern(b))
     if kind != "object":
         return False
     return _object_disjoint(facts_a, b, facts_b) or _object_disjoint(facts_b, a, facts_a)
 
 
-def _text_cover(rules):
-    """The strings some validator matches ``rules``' pattern on (a superset of the strings it
-    allows, in every regex reading); None where it has no pattern we can read."""
+def _pattern(rules) -> str | None:
+    """A pattern every string ``rules`` allows matches (None: none)."""
     pattern = rules.get("pattern") if isinstance(rules, dict) else None
-    if isinstance(pattern, tuple):  # gathered by a meet: each holds, so any one covers
+    if isinstance(pattern, tuple):  # gathered by a meet: each holds, so any one will do
         pattern = pattern[0] if pattern else None
-    if not isinstance(pattern, str):
-        return None
+    return pattern if isinstance(pattern, str) else None
+
+
+def _texts_disjoint(values_a, pattern_a, values_b, pattern_b) -> bool:
+    """Whether no string is on both sides, each known by its literals (a superset) or a pattern
+    (either may be None: not known), the patterns read as every validator might (``either_dfa``)."""
     try:
-        return either_dfa(pattern)
-    except SchemaError:
-        return None
-
-
-def _texts_disjoint(values_a, cover_a, values_b, cover_b) -> bool:
-    """Whether no string is in both sides, each known by its literals (a superset) or the cover of
-    its pattern (either may be None: not known)."""
-    if cover_a is not None and cover_b is not None:
-        try:
-            return chardfa.intersect(cover_a, cover_b).is_empty
-        except OverflowError:
-            return False
-    for values, cover in ((values_a, cover_b), (values_b, cover_a)):
-        if values is not None and cover is not None:
-            return not any(isinstance(v, str) and cover.matches(v) for v in values)
+        if pattern_a is not None and pattern_b is not None:
+            return chardfa.intersect(either_dfa(pattern_a), either_dfa(pattern_b)).is_empty
+        for values, pattern in ((values_a, pattern_b), (values_b, pattern_a)):
+            if values is not None and pattern is not None:
+                cover = either_dfa(pattern)
+                return not any(isinstance(v, str) and cover.matches(v) for v in values)
+    except (SchemaError, OverflowError):
+        pass
     return False
 
 
@@ -204,7 +199,7 @@ _NO_FACTS = (frozenset(), {}, {})
 def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> tuple[set, dict, dict]:
     """The names ``rules`` requires; for the names whose values it pins to literals, a superset of
     the values it allows (``[]``: the name is not allowed); for those whose values must be strings
-    matching a pattern, that pattern's cover (``_text_cover``); read through its ``allOf`` parts (every
+    matching a pattern, that pattern; read through its ``allOf`` parts (every
     part holds), its ``anyOf``/``oneOf`` branches (what all of them say) and, with ``resolve`` (a
     schema as its draft reads it, a lone ``$ref`` followed), through its ``$ref``s. Each schema
     object is read once per ``memo`` (one on the way down says nothing: a loop, or shared parts
@@ -229,12 +224,12 @@ def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dic
         values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
         if values is not None:
             pins[name] = values
-        if isinstance(sub, dict) and sub.get("type") in ("string", ["string"]) and (cover := _text_cover(sub)) is not None:
-            texts[name] = cover
+        if isinstance(sub, dict) and sub.get("type") in ("string", ["string"]) and (pattern := _pattern(sub)) is not None:
+            texts[name] = pattern
     for part in parts:
         more, inner, covers = _object_facts(part, resolve, depth + 1, memo)
         required |= more
-        texts = {**covers, **texts}  # (every part holds: any one's cover will do)
+        texts = {**covers, **texts}  # (every part holds: any one's pattern will do)
         for name, values in inner.items():
             pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
     for keyword in ("anyOf", "oneOf"):  # what holds in every branch holds of the schema
