@@ -134,6 +134,8 @@ class AliveObjects:
         def one_branch(alive) -> bool:
             return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1
 
+        hopeless = self._hopeless(names, said, beyond, requires, owner, any_order)
+
         start = (0, everyone, 0)
         moves: dict[tuple, list] = {}
         closes = set()
@@ -168,8 +170,41 @@ class AliveObjects:
                 for schema, keeps in split(None, alive):
                     if alive & keeps:
                         out.append(("other", None, schema, slot.at("additionalProperties"), (at, alive & keeps, 1)))
+            out[:] = [move for move in out if not hopeless(*move[4][:2])]
             todo += [move[4] for move in out]
         return ObjectChoice(names, start, moves, closes)
+
+    def _hopeless(self, names, said, beyond, requires, owner, any_order):
+        """``hopeless(position, alive)``: whether no way on leaves one branch alive alone, as far as
+        what the leaves say of the names ahead tells: a leaf is the last of its kind only where every
+        leaf of another branch alive can be dropped while it is kept (a name ahead the other
+        requires and it does not, or a value its schema allows and the other's, which does not
+        allow every value, may not). Two branches that nothing ahead tells apart stay alive
+        together: a place so reached is not written (what multiplied out past any bound where many
+        branches each require a name of their own, all of them allowed by the rest)."""
+        def key(schema):
+            return "any" if schema is True or is_trivial(schema) else "none" if schema is False else self.schema_key(schema)
+
+        count = len(owner)
+        kin = [_union(1 << c for c in range(count) if owner[c] == owner[b]) for b in range(count)]
+
+        def apart(keys, needed=0):  # per leaf, the leaves one member may drop while keeping it
+            return [_union(1 << c for c in range(count) if needed >> c & 1 and not needed >> b & 1 or (
+                keys[b] != "none" and keys[c] != "any" and keys[c] != keys[b])) for b in range(count)]
+
+        by_name = [apart([key(s) for s in said[j]], requires[j]) for j in range(len(names))]
+        extras = apart([key(s) for s in beyond])
+        memo: dict = {}
+
+        def hopeless(at, alive) -> bool:
+            if (at, alive) not in memo:
+                ahead = [j for j in range(len(names)) if not at >> j & 1] if any_order else range(at, len(names))
+                memo[at, alive] = not any(
+                    alive & ~kin[b] & ~(extras[b] | _union(by_name[j][b] for j in ahead)) == 0
+                    for b in range(count) if alive >> b & 1)
+            return memo[at, alive]
+
+        return hopeless
 
     def _value_regions(self, said: list, alive: int, slot: Slot) -> list:
         """A member's values split by which of the leaves ``alive`` their schemas (``said``) allow:

@@ -73,6 +73,22 @@ def test_a_discriminator_beside_a_catch_all_branch():
     assert grammar.find_trap(2000) is None
 
 
+def test_one_name_of_many_each_required_by_its_own_branch():
+    """An assertion object with exactly one of 26 operators (helm-unittest's): every branch allows
+    every name and requires its own, so two written keep two branches alive whatever follows;
+    such places are never written, and the object takes one operator and the shared members."""
+    ops = [f"op{i}" for i in range(26)]
+    schema = {"type": "object", "properties": {**dict.fromkeys(ops, True), "template": {"type": "string"}},
+              "additionalProperties": False,
+              "oneOf": [{"properties": {op: {"type": "object"}}, "required": [op]} for op in ops]}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    for value in [{"op3": {}}, {"op3": {}, "template": "t"}, {"op3": 1}, {"op3": {}, "op7": {}}, {}, {"template": "t"},
+                  {"op25": {}, "x": 1}]:
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), value
+    assert grammar.find_trap(2000) is None
+
+
 @pytest.mark.parametrize("schema,valid,invalid", [
     ({"oneOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}]}, ['"ab"', '"ba"'], ['"c"', "1"]),
     ({"type": "object", "oneOf": [{"properties": {"type": {"type": "string", "pattern": f"^basic:{t}:$"}, "value": v},
