@@ -22,7 +22,7 @@ from __future__ import annotations
 from . import chardfa
 from .containers import ANY_ORDER_MAX
 from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
-from .context import Slot
+from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
 from .merge import both, constraints, is_trivial
@@ -30,10 +30,10 @@ from .one_of import overlaps
 from .validation import Validator
 from .values import json_equal
 
-PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties"})
+PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties"})
 OTHER_TYPES_WORDS = STRING_WORDS | NUMBER_WORDS | ARRAY_WORDS | {"format"}  # what holds of other types alone
 MAX_LEAVES = 64          # object schemas the branches meet out into
-MAX_PLACES = 2048        # (position, alive set, written any) places of one object
+MAX_PLACES = 2048        # (position, alive set, members written) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
 
 
@@ -41,9 +41,10 @@ class ObjectChoice:
     """What ``Lowering.met`` makes of a ``oneOf`` over objects, decided and not yet written:
     ``moves[place]`` lists ``(how, name, value schema, slot, next place)``, ``how`` one of "skip"
     (a name passed over), "named" and "other" (a key beyond the names); ``closes`` holds the places
-    ``}`` may follow. A place is ``(position, alive, written)``: the index of the next name (the
+    ``}`` may follow. A place is ``(position, alive, count)``: the index of the next name (the
     schema's order) or the set of names written (any order), the leaves alive as a bit mask, and
-    whether a member was written (the separator before the next). ``others``: the ``oneOf`` of
+    the members written, up to one past every leaf's bounds (the separator before the next, and
+    ``minProperties``/``maxProperties``). ``others``: the ``oneOf`` of
     what the branches allow of other types (None: no other type), lowered beside."""
 
     others = None
@@ -122,6 +123,11 @@ class AliveObjects:
         requires = [sum(1 << k for k, leaf in enumerate(leaves) if n in leaf.get("required", ())) for n in names]
         any_order = self.options.property_order == "any" and 0 < len(names) <= ANY_ORDER_MAX
         everyone = (1 << len(leaves)) - 1
+        least = [count_of(leaf.get("minProperties"), "minProperties", slot) for leaf in leaves]
+        most = [count_of(leaf.get("maxProperties"), "maxProperties", slot) for leaf in leaves]
+        cap = max([1] + least + [m + 1 for m in most if m is not None])
+        short = [_union(1 << k for k in range(len(leaves)) if least[k] > c) for c in range(cap + 1)]
+        over = [_union(1 << k for k in range(len(leaves)) if most[k] is not None and most[k] < c) for c in range(cap + 1)]
         regions: dict[tuple, list] = {}
 
         def split(j, alive):  # (value schema, the leaves it keeps) for name j (None: beyond the names)
@@ -134,7 +140,7 @@ class AliveObjects:
         def one_branch(alive) -> bool:
             return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1
 
-        hopeless = self._hopeless(names, said, beyond, requires, owner, any_order)
+        hopeless = self._hopeless(names, said, beyond, requires, owner, any_order, list(zip(least, most)))
 
         start = (0, everyone, 0)
         moves: dict[tuple, list] = {}
@@ -146,40 +152,42 @@ class AliveObjects:
                 continue
             if len(moves) >= MAX_PLACES:
                 raise _Refused
-            at, alive, written = place
+            at, alive, count = place
             out = moves[place] = []
+            enough = alive & ~short[count]  # (the leaves that may close here, as far as counts go)
+            more = (min(count + 1, cap), alive & ~over[min(count + 1, cap)])  # one more member written
             if any_order:
                 missing = _union(requires[j] for j in range(len(names)) if not at >> j & 1)
-                if one_branch(alive & ~missing):
+                if one_branch(enough & ~missing):
                     closes.add(place)
                 steps = [(j, at | 1 << j) for j in range(len(names)) if not at >> j & 1]
             elif at < len(names):
                 kept = alive & ~requires[at]
                 if kept:
-                    out.append(("skip", None, None, None, (at + 1, kept, written)))
+                    out.append(("skip", None, None, None, (at + 1, kept, count)))
                 steps = [(at, at + 1)]
             else:
-                if one_branch(alive):
+                if one_branch(enough):
                     closes.add(place)
                 steps = []
             for j, after in steps:
-                for schema, keeps in split(j, alive):
-                    if alive & keeps:
-                        out.append(("named", names[j], schema, slot.at("properties", names[j]), (after, alive & keeps, 1)))
+                for schema, keeps in split(j, more[1]):
+                    if more[1] & keeps:
+                        out.append(("named", names[j], schema, slot.at("properties", names[j]), (after, more[1] & keeps, more[0])))
             if any_order or at == len(names):
-                for schema, keeps in split(None, alive):
-                    if alive & keeps:
-                        out.append(("other", None, schema, slot.at("additionalProperties"), (at, alive & keeps, 1)))
-            out[:] = [move for move in out if not hopeless(*move[4][:2])]
+                for schema, keeps in split(None, more[1]):
+                    if more[1] & keeps:
+                        out.append(("other", None, schema, slot.at("additionalProperties"), (at, more[1] & keeps, more[0])))
+            out[:] = [move for move in out if move[4][1] and not hopeless(*move[4][:2])]
             todo += [move[4] for move in out]
         return ObjectChoice(names, start, moves, closes)
 
-    def _hopeless(self, names, said, beyond, requires, owner, any_order):
+    def _hopeless(self, names, said, beyond, requires, owner, any_order, bounds):
         """``hopeless(position, alive)``: whether no way on leaves one branch alive alone, as far as
         what the leaves say of the names ahead tells: a leaf is the last of its kind only where every
         leaf of another branch alive can be dropped while it is kept (a name ahead the other
-        requires and it does not, or a value its schema allows and the other's, which does not
-        allow every value, may not). Two branches that nothing ahead tells apart stay alive
+        requires and it does not, a value its schema allows and the other's, which does not
+        allow every value, may not, or other bounds on the count of members). Two branches that nothing ahead tells apart stay alive
         together: a place so reached is not written (what multiplied out past any bound where many
         branches each require a name of their own, all of them allowed by the rest)."""
         def key(schema):
@@ -194,6 +202,7 @@ class AliveObjects:
 
         by_name = [apart([key(s) for s in said[j]], requires[j]) for j in range(len(names))]
         extras = apart([key(s) for s in beyond])
+        extras = [mask | _union(1 << c for c in range(count) if bounds[c] != bounds[b]) for b, mask in enumerate(extras)]
         memo: dict = {}
 
         def hopeless(at, alive) -> bool:

@@ -131,7 +131,8 @@ branch = st.builds(
     lambda kinds, props, required, extra: {**kinds, "properties": props, "required": required,
                                            **({"additionalProperties": extra} if extra is not None else {})},
     st.sampled_from([{"type": "object"}, {"type": "object"}, {}, {"type": ["string", "object"], "maxLength": 1},
-                     {"type": ["object", "null"]}]),
+                     {"type": ["object", "null"]}, {"type": "object", "maxProperties": 1},
+                     {"type": "object", "minProperties": 2}]),
     st.dictionaries(st.sampled_from(NAMES), member_schema, max_size=3),
     st.lists(st.sampled_from(NAMES), max_size=2, unique=True),
     st.sampled_from([None, False, {"type": "integer"}]))
