@@ -1,8 +1,8 @@
 """Mutation check: break each guard of the literal matcher, the root handling, the boolean
 keywords (complements, exactly-one, conditionals, contains, objects met with different patterns),
 the unevaluated keywords and the keyword check every compile runs first, JSON equality, the
-shipped format table, lazy lowering, counted blocks (patterns' groups, arrays' items) and the
-portable readings under a ``not``, one at a time.
+shipped format table, lazy lowering, counted blocks (patterns' groups, arrays' items), the
+portable readings under a ``not`` and ``oneOf`` over objects decided member by member, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -338,13 +338,41 @@ PORTABLE_MUTATIONS = [
      "out_between = settled and bool(differ) and extra is False", "out_between = False"),
 ]
 
+ALIVE_TESTS = ["tests/test_alive.py"]
+ALIVE_MUTATIONS = [
+    ("member by member: at least one branch taken for exactly one", "compiler/alive.py",
+     "return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1",
+     "return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) >= 1"),
+    ("member by member: a name passed over keeps the branches requiring it", "compiler/alive.py",
+     "kept = alive & ~requires[at]", "kept = alive"),
+    ("member by member: names never written required of none (any order)", "compiler/alive.py",
+     "if one_branch(enough & ~missing):", "if one_branch(enough):"),
+    ("member by member: a literal keeps every branch", "compiler/alive.py",
+     "keeps = [(schema, leaves) for schema, leaves in told if self._allows(schema, value)]", "keeps = told"),
+    ("member by member: values no schema allows drop the branches taking any", "compiler/alive.py",
+     "        if free:  # values none", "        if False:  # values none"),
+    ("member by member: maxProperties never drops a branch", "compiler/alive.py",
+     "over = [_union(1 << k for k in range(len(leaves)) if most[k] is not None and most[k] < c) for c in range(cap + 1)]",
+     "over = [0] * (cap + 1)"),
+    ("member by member: two branches that counts tell apart taken as hopeless", "compiler/alive.py",
+     "extras = [mask | _union(1 << c for c in range(count) if bounds[c] != bounds[b]) for b, mask in enumerate(extras)]",
+     "extras = extras"),
+    ("member by member: a branch allowing any value taken as droppable by one", "compiler/alive.py",
+     'keys[b] != "none" and keys[c] != "any" and keys[c] != keys[b])) for b in range(count)]',
+     'keys[b] != "none" and keys[c] != keys[b])) for b in range(count)]'),
+    ("patterns proven apart in one reading only", "compiler/one_of.py",
+     "return not chardfa.meets(either_dfa(pattern_a), either_dfa(pattern_b))",
+     'return not chardfa.meets(*(__import__("compiler.regex").regex.pattern_dfa(p) for p in (pattern_a, pattern_b)))'),
+]
+
 
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
                             (EVALUATION_TESTS, EVALUATION_MUTATIONS), (CHECK_TESTS, CHECK_MUTATIONS),
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
                             (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
-                            (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS)]
+                            (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS),
+                            (ALIVE_TESTS, ALIVE_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

@@ -142,7 +142,7 @@ def _texts_disjoint(values_a, pattern_a, values_b, pattern_b) -> bool:
     (either may be None: not known), the patterns read as every validator might (``either_dfa``)."""
     try:
         if pattern_a is not None and pattern_b is not None:
-            return chardfa.intersect(either_dfa(pattern_a), either_dfa(pattern_b)).is_empty
+            return not chardfa.meets(either_dfa(pattern_a), either_dfa(pattern_b))
         for values, pattern in ((values_a, pattern_b), (values_b, pattern_a)):
             if values is not None and pattern is not None:
                 cover = either_dfa(pattern)
