@@ -3,13 +3,15 @@
 "Exactly one branch" written as each branch without the others multiplies out: each "without" is
 a complement, a union of cases, and their meets pass any bound at a dozen branches (an address
 ``oneOf`` by country with no ``required``). But an object satisfies a branch of plain object
-keywords (``properties``, ``required``, ``additionalProperties``) exactly when each of its members
-meets what that branch says of its key and each name the branch requires was written. So the
+keywords (``properties``, ``required``, ``additionalProperties``, the count of members) exactly
+when each of its members meets what that branch says of its key, each name the branch requires
+was written and the count is within its bounds. So the
 object's automaton can carry the set of branches that every member so far has met (the *alive*
 set): a member's value is split into regions by which branches' schemas it meets, each region
 narrowing the set; a name passed over drops the branches that require it; and ``}`` closes only
 where one branch is alive. A branch whose keywords met out into an ``anyOf`` is several such
-leaves, alive while one of them is.
+leaves, alive while one of them is; what the branches allow of other types is a ``oneOf`` of its
+own, lowered beside.
 
 ``Lowering.branched`` takes this up only where the cases of the complement pass their bounds, so
 what compiled before compiles as it did. Everything here is decided when the ``oneOf`` is met
@@ -44,13 +46,11 @@ class ObjectChoice:
     ``}`` may follow. A place is ``(position, alive, count)``: the index of the next name (the
     schema's order) or the set of names written (any order), the leaves alive as a bit mask, and
     the members written, up to one past every leaf's bounds (the separator before the next, and
-    ``minProperties``/``maxProperties``). ``others``: the ``oneOf`` of
-    what the branches allow of other types (None: no other type), lowered beside."""
+    ``minProperties``/``maxProperties``). ``others``: the ``oneOf`` of what the branches allow of
+    other types (None: no other type), lowered beside."""
 
-    others = None
-
-    def __init__(self, names: list, start: tuple, moves: dict, closes: set):
-        self.names, self.start, self.moves, self.closes = names, start, moves, closes
+    def __init__(self, names: list, start: tuple, moves: dict, closes: set, others=None):
+        self.names, self.start, self.moves, self.closes, self.others = names, start, moves, closes, others
 
 
 class _Refused(Exception):
@@ -58,23 +58,22 @@ class _Refused(Exception):
 
 
 class AliveObjects:
-    """Mixin of ``Lowering``."""
+    """Mixin of ``Lowering``; ``not_alive`` holds the keys (``schema_key``) of the ``oneOf``s
+    refused here, or being decided."""
 
     def objects_alive(self, rules: dict, slot: Slot) -> ObjectChoice | None:
         """``rules``' ``oneOf`` (each branch met with the rest) as an ``ObjectChoice``; None where a
         branch is not made of object schemas of plain object keywords, or a bound is passed."""
-        refused = self.__dict__.setdefault("_not_alive", set())
         key = self.schema_key(rules)
-        if key in refused:  # refused before, or being decided (a member's value is the same oneOf)
+        if key in self.not_alive:  # refused before, or being decided (a member's value is the same oneOf)
             return None
-        refused.add(key)
+        self.not_alive.add(key)
         try:
             leaves, owner, others = self._leaves(rules, slot)
-            choice = self._decide(_names(rules, leaves), leaves, owner, slot)
-            choice.others = others
+            choice = self._decide(_names(rules, leaves), leaves, owner, slot, others)
         except (_Refused, SchemaError, RecursionError):
             return None
-        refused.discard(key)
+        self.not_alive.discard(key)
         return choice
 
     def _leaves(self, rules: dict, slot: Slot) -> tuple[list, list, object]:
@@ -115,7 +114,7 @@ class AliveObjects:
         branches = [parts[0] if len(parts) == 1 else {"anyOf": parts} for parts in others.values()]
         return leaves, owner, None if not branches else branches[0] if len(branches) == 1 else {"oneOf": branches}
 
-    def _decide(self, names: list, leaves: list, owner: list, slot: Slot) -> ObjectChoice:
+    def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others) -> ObjectChoice:
         extra = not self.options.strict
         said = [[leaf.get("properties", {}).get(n, leaf.get("additionalProperties", extra)) for leaf in leaves]
                 for n in names]  # per name, what each leaf says of its value
@@ -155,7 +154,8 @@ class AliveObjects:
             at, alive, count = place
             out = moves[place] = []
             enough = alive & ~short[count]  # (the leaves that may close here, as far as counts go)
-            more = (min(count + 1, cap), alive & ~over[min(count + 1, cap)])  # one more member written
+            written = min(count + 1, cap)  # one more member written: the leaves that allow so many
+            room = alive & ~over[written]
             if any_order:
                 missing = _union(requires[j] for j in range(len(names)) if not at >> j & 1)
                 if one_branch(enough & ~missing):
@@ -171,27 +171,31 @@ class AliveObjects:
                     closes.add(place)
                 steps = []
             for j, after in steps:
-                for schema, keeps in split(j, more[1]):
-                    if more[1] & keeps:
-                        out.append(("named", names[j], schema, slot.at("properties", names[j]), (after, more[1] & keeps, more[0])))
+                for schema, keeps in split(j, room):
+                    if room & keeps:
+                        where = slot.at("properties", names[j])
+                        out.append(("named", names[j], schema, where, (after, room & keeps, written)))
             if any_order or at == len(names):
-                for schema, keeps in split(None, more[1]):
-                    if more[1] & keeps:
-                        out.append(("other", None, schema, slot.at("additionalProperties"), (at, more[1] & keeps, more[0])))
+                for schema, keeps in split(None, room):
+                    if room & keeps:
+                        out.append(("other", None, schema, slot.at("additionalProperties"), (at, room & keeps, written)))
             out[:] = [move for move in out if move[4][1] and not hopeless(*move[4][:2])]
             todo += [move[4] for move in out]
-        return ObjectChoice(names, start, moves, closes)
+        return ObjectChoice(names, start, moves, closes, others)
 
     def _hopeless(self, names, said, beyond, requires, owner, any_order, bounds):
         """``hopeless(position, alive)``: whether no way on leaves one branch alive alone, as far as
         what the leaves say of the names ahead tells: a leaf is the last of its kind only where every
         leaf of another branch alive can be dropped while it is kept (a name ahead the other
         requires and it does not, a value its schema allows and the other's, which does not
-        allow every value, may not, or other bounds on the count of members). Two branches that nothing ahead tells apart stay alive
-        together: a place so reached is not written (what multiplied out past any bound where many
-        branches each require a name of their own, all of them allowed by the rest)."""
+        allow every value, may not, or other bounds on the count of members). Two branches that
+        nothing ahead tells apart stay alive together: a place so reached is not written (what
+        multiplied out past any bound where many branches each require a name of their own, all of
+        them allowed by the rest)."""
         def key(schema):
-            return "any" if schema is True or is_trivial(schema) else "none" if schema is False else self.schema_key(schema)
+            if schema is True or is_trivial(schema):
+                return "any"
+            return "none" if schema is False else self.schema_key(schema)
 
         count = len(owner)
         kin = [_union(1 << c for c in range(count) if owner[c] == owner[b]) for b in range(count)]

@@ -89,6 +89,7 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         self._waiting: dict[int, tuple] = {}
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
         self._one_of_cases: dict[int, str] = {}  # id of a oneOf's branches made an anyOf's -> "oneOf"
+        self.not_alive: set = set()  # oneOfs not decided member by member (``alive.py``)
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
