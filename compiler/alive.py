@@ -13,10 +13,11 @@ where one branch is alive. A branch whose keywords met out into an ``anyOf`` is 
 leaves, alive while one of them is; what the branches allow of other types is a ``oneOf`` of its
 own, lowered beside.
 
-``Lowering.branched`` takes this up only where the cases of the complement pass their bounds, so
-what compiled before compiles as it did. Everything here is decided when the ``oneOf`` is met
-(``objects_alive``: refused there, the complement's own error stands); writing it waits for the
-lowering (``lower_choice``).
+``Lowering.one_of`` takes this up where the branches are not proven apart, before writing each
+branch without the others (whose cases multiplied past their bounds at a dozen branches, and
+whose complements of member values were refused where the regions here need none). Everything
+here is decided when the ``oneOf`` is met (``objects_alive``: refused there, the complement's
+cases stand in); writing it waits for the lowering (``lower_choice``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
 from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
+from .formats import UNCOMPLEMENTED
 from .merge import both, constraints, is_trivial
 from .one_of import overlaps
 from .validation import Validator
@@ -54,7 +56,7 @@ class ObjectChoice:
 
 
 class _Refused(Exception):
-    """The ``oneOf`` is not one this module decides (the complement's error stands)."""
+    """The ``oneOf`` is not one this module decides (the complement's cases stand in)."""
 
 
 class AliveObjects:
@@ -248,33 +250,39 @@ class AliveObjects:
                 out.append((both(keeps[0][0], {"const": value}), free | _union(leaves for _, leaves in keeps)))
         beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
         general = [(schema, leaves) for (schema, leaves), values in zip(told, finite) if values is None]
-        for inside in self._overlapping(general, slot):  # each set of them that may meet, and none of the others
+        may = self._overlaps(general, slot)
+        for inside in _cliques(may):  # each set of them that may meet, and none of the others that may meet it
             parts = [general[t][0] for t in inside]
-            others = [schema for t, (schema, _) in enumerate(general) if t not in inside]
+            others = [schema for u, (schema, _) in enumerate(general) if u not in inside and all(u in may[t] for t in inside)]
             parts += beside + ([{"not": {"anyOf": others}}] if others else [])
             region = parts[0] if len(parts) == 1 else {"allOf": parts}
-            if self.met(region, slot) is not False:
+            if self._written(region, slot):
                 out.append((region, free | _union(general[t][1] for t in inside)))
         if free:  # values none of the schemas allows: the leaves that allow any
             outside = beside + ([{"not": {"anyOf": [schema for schema, _ in general]}}] if general else [])
-            out.append((outside[0] if len(outside) == 1 else {"allOf": outside}, free))
+            region = outside[0] if len(outside) == 1 else {"allOf": outside}
+            if self._written(region, slot):
+                out.append((region, free))
         return out
 
-    def _overlapping(self, schemas: list, slot: Slot) -> list:
-        """The sets of ``schemas`` (indexes) that some value may meet together, as far as ``one_of``
-        can prove two disjoint: each set's members overlap pairwise. Past `MAX_REGIONS`, refused."""
-        if not schemas:
-            return []
-        may = overlaps([schema for schema, _ in schemas], lambda b: self.follow_refs(b, slot)[0])
-        found: list = []
-        todo = [((t,), t) for t in range(len(schemas))]
+    def _written(self, region, slot: Slot) -> bool:
+        """Whether a region of values may hold any (False: its schemas cannot meet). A complement
+        the lowering would refuse at its top (``not`` of a format it cannot complement) refuses the
+        choice here, while the complement's cases can still stand in."""
+        met = self.met(region, slot)
+        todo = [met]
         while todo:
-            inside, last = todo.pop()
-            found.append(inside)
-            if len(found) > MAX_REGIONS:
-                raise _Refused
-            todo += [(inside + (u,), u) for u in range(last + 1, len(schemas)) if all(u in may[t] for t in inside)]
-        return found
+            case = todo.pop()
+            if isinstance(case, dict):
+                todo += case.get("anyOf", [])
+                if any(f in UNCOMPLEMENTED for f in case.get("_not_formats", ())):
+                    raise _Refused
+        return met is not False
+
+    def _overlaps(self, schemas: list, slot: Slot) -> list[set]:
+        """For each of ``schemas`` (pairs of a schema and its leaves), the others some value may
+        meet together with it, as far as ``one_of`` can prove two disjoint."""
+        return overlaps([schema for schema, _ in schemas], lambda b: self.follow_refs(b, slot)[0]) if schemas else []
 
     def _allows(self, schema, value) -> bool:
         """Whether ``schema`` allows ``value``, as ``validate`` judges it."""
@@ -314,9 +322,8 @@ def _names(rules: dict, leaves: list) -> list:
     """The names of the leaves in the order the schema writes them: its own ``properties`` before or
     after the branches' as its keywords come (a ``oneOf`` written first brings its names first),
     the branches' in an order that keeps each branch's own where they agree (``_merged``)."""
-    own = rules.get("properties", {})
-    own = [*own, *rules.get("required", ())] if isinstance(own, dict) and isinstance(rules.get("required", []), list) else []
-    theirs = _merged([[n for n in [*leaf.get("properties", {}), *leaf.get("required", [])] if n not in own]
+    own = list(rules["properties"]) if isinstance(rules.get("properties"), dict) else []
+    theirs = _merged([[n for n in dict.fromkeys([*leaf.get("properties", {}), *leaf.get("required", [])]) if n not in own]
                       for leaf in leaves])
     if "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf"):
         return list(dict.fromkeys(theirs + own))
@@ -339,6 +346,20 @@ def _merged(orders: list) -> list:
         out.append(name)
         placed.add(name)
     return out
+
+
+def _cliques(may: list) -> list:
+    """The sets of indexes whose members pairwise may meet (``may[t]``: those ``t`` may meet), the
+    regions of a key's values; past `MAX_REGIONS` of them, refused."""
+    found: list = []
+    todo = [((t,), t) for t in range(len(may))]
+    while todo:
+        inside, last = todo.pop()
+        found.append(inside)
+        if len(found) > MAX_REGIONS:
+            raise _Refused
+        todo += [(inside + (u,), u) for u in range(last + 1, len(may)) if all(u in may[t] for t in inside)]
+    return found
 
 
 def _union(masks) -> int:

@@ -165,6 +165,7 @@ CHECKED_BUT_OPEN = frozenset({"idn-hostname"})
 # Formats whose automaton is a sound subset of the checker's reading: enough to generate from,
 # not to take the complement of.
 SUBSET_FORMATS = frozenset({"uri-template", "regex"})
+UNCOMPLEMENTED = CHECKED_BUT_OPEN | SUBSET_FORMATS  # formats whose 'not' is refused (``ScalarLowering.format_outside``)
 
 
 HOSTNAME_MAX = 253  # characters, besides an optional final dot

@@ -361,13 +361,9 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
             rest = {k: v for k, v in rules.items() if k != "anyOf"}
             return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
         if "oneOf" in rules and "anyOf" not in rules:
-            try:
-                cases = self.one_of(rules, slot)
-            except (SchemaTooComplex, UnsupportedKeyword):  # its complements past their bounds: objects
-                choice = self.objects_alive(rules, slot)  # may be decided member by member (``alive.py``)
-                if choice is None:
-                    raise
-                return choice
+            cases = self.one_of(rules, slot)
+            if isinstance(cases, ObjectChoice):
+                return cases
             self._one_of_cases[id(cases)] = "oneOf"  # (kept alive with its schema in ``_met``, or here)
             self._keep[id(cases)] = cases
             return {"anyOf": cases}
@@ -376,20 +372,21 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
             return False if not cases else cases[0] if len(cases) == 1 else {"anyOf": cases}
         return rules
 
-    def one_of(self, rules: dict, slot: Slot) -> list:
+    def one_of(self, rules: dict, slot: Slot) -> list | ObjectChoice:
         """``rules``' ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
-        else each branch without the others it may meet."""
-        rules = dict(rules)
-        branches = rules.pop("oneOf")
-        met = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
+        else objects decided member by member (``alive.py``), else each branch without the others
+        it may meet."""
+        rest = dict(rules)
+        branches = rest.pop("oneOf")
+        met = [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
         resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
         exact = exact_branches(met, resolve)
         if exact is not None:
             return exact
-        cases = [self.meet(rules, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
-        for i, case in enumerate(cases):  # their complements met now: past a bound, ``branched`` knows it here
-            self.met(case, slot.at("oneOf", i))
-        return cases
+        choice = self.objects_alive(rules, slot)
+        if choice is not None:
+            return choice
+        return [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
 
     def outside(self, rules: dict, slot: Slot) -> list:
         """What ``rules`` without its ``not`` allows, met with each case of the complement of the

@@ -15,7 +15,7 @@ from automaton.counted import CountedBlock
 from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
-from .formats import CHECKED_BUT_OPEN, SUBSET_FORMATS, format_terms
+from .formats import CHECKED_BUT_OPEN, UNCOMPLEMENTED, format_terms
 from .merge import constraints, json_in
 from .one_of import APPLIES, literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
@@ -175,7 +175,7 @@ class ScalarLowering:
         Ajv's where it differs (a format only Ajv checks leaves no string, as the others take any).
         A format with no checker leaves none; one that validators check without our automaton
         (``CHECKED_BUT_OPEN``) or beyond it (``SUBSET_FORMATS``) is refused."""
-        if f in CHECKED_BUT_OPEN or f in SUBSET_FORMATS:
+        if f in UNCOMPLEMENTED:
             raise UnsupportedKeyword(child(slot.pointer, "not", "format"), "not", f"'not' of format {f!r}", slot.via)
         portable = self.options.dialect == "portable"
         found = format_terms(f) if isinstance(f, str) else None

@@ -40,8 +40,8 @@ def addresses():
 @pytest.mark.parametrize("order", ["schema", "any"])
 def test_a_oneof_by_an_optional_member_is_exact(order):
     """Twelve branches told apart by a member every one of them may omit (an address by country):
-    their complements multiply past any bound, but the set of branches still alive after each
-    member is small. An object without a country is valid only where its state belongs to one
+    each branch without the others multiplies past any bound, but the set of branches still
+    alive after each member is small. An object without a country is valid only where its state belongs to one
     country alone; a state shared by three countries, or none at all, matches several branches."""
     grammar = constrain.compile(ADDRESS, property_order=order, whitespace="compact", cache=False)
     oracle = jsonschema.Draft202012Validator(ADDRESS)
@@ -151,8 +151,9 @@ nested = st.builds(lambda a, b: {"anyOf": [a, b]}, branch, branch)
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(branch | nested, min_size=2, max_size=4), st.sampled_from(["schema", "any"]))
 def test_member_by_member_agrees_with_jsonschema(branches, order):
-    """With the complement refused, every ``oneOf`` of object branches that are not proven apart
-    is decided member by member (what branches allow of other types beside); it agrees with
+    """Every ``oneOf`` of object branches that are not proven apart is decided member by member
+    (what branches allow of other types beside; the complement refused, so none falls back to it
+    unseen); it agrees with
     python-jsonschema on every value of a small universe (an object in any key order, or in the
     schema's) and leaves no dead end."""
     schema = {"oneOf": branches}
@@ -191,8 +192,8 @@ def _counting(method, used):
 
 
 def test_member_by_member_is_bounded():
-    """Branches whose members split into more regions than the bounds allow keep the complement's
-    clear refusal, in bounded time."""
+    """Branches whose members split into more regions than the bounds allow are left to the
+    complement, which refuses them clearly, in bounded time."""
     schema = {"type": "object", "oneOf": [{"properties": {f"k{j}": {"minimum": i + j} for j in range(6)}}
                                           for i in range(24)]}
     with pytest.raises((constrain.SchemaTooComplex, constrain.UnsupportedKeyword), match="more than 256"):
