@@ -69,7 +69,7 @@ BOOLEAN_MUTATIONS = [
     ("an array literal's complement without its longer arrays", "compiler/boolean.py",
      '"maxItems": len(v), ', ''),
     ("an enum's filter: a member outside the names found among the names", "compiler/validation.py",
-     'how == "outside" and name not in keys[0] and', 'how == "outside" and'),
+     'how == "outside" and name not in keys[0]\n', 'how == "outside"\n'),
     ("an enum's filter: a second contains unread", "compiler/validation.py",
      "for wanted in rules.contains_also:", "for wanted in ():"),
     ("a name's schema met with any negation allows nothing", "compiler/merge.py",
@@ -91,7 +91,7 @@ BOOLEAN_MUTATIONS = [
     ("not of a keyword its types never meet complements the keyword too", "compiler/boolean.py",
      "continue  # it holds of every value", "pass  # it holds of every value"),
     ("a name some branches of a branch require taken as required by it", "compiler/one_of.py",
-     "required |= set.intersection(*(more for more, _ in every))", "required |= set.union(*(more for more, _ in every))"),
+     "required |= set.intersection(*(more for more, _, _ in every))", "required |= set.union(*(more for more, _, _ in every))"),
     ("an additional name's values taken apart from a pin they share", "compiler/one_of.py",
      "if lb == [] or (lb is not None and la is not None and not any(json_in(x, lb) for x in la)):",
      "if lb == [] or (lb is not None and la is not None):"),
@@ -196,7 +196,8 @@ def run(name: str, path: str, old: str, new: str, tests: list[str]) -> bool:
 
 EVALUATION_MUTATIONS = [
     ("validate takes a failing branch's names as evaluated", "compiler/validation.py",
-     "if not (yield (instance, branch, path)):", "if (yield (instance, branch, path)) or True:"),
+     "if not (yield (instance, branch, path, loose)):\n                parts.append(branch)",
+     "if (yield (instance, branch, path, loose)) or True:\n                parts.append(branch)"),
     ("anyOf: one passing branch at a time", "compiler/unevaluated.py",
      'self.product(options, branch) if applicator == "anyOf" else branch', "branch"),
     ("an anyOf branch's case holds without the branch", "compiler/unevaluated.py",
