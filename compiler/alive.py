@@ -293,6 +293,8 @@ class AliveObjects:
         """Write ``choice``: a state per place, a member's fragment per move."""
         if choice.others is not None:
             self.value(choice.others, slot, src, dst)
+        if not choice.closes:
+            self.never(slot, "no object meets exactly one oneOf branch (those that hold hold together)")
         states = {place: self.state(src) for place in choice.moves}
         self.prog.text(src, b"{", states[choice.start])
         end = self.state(src)

@@ -198,3 +198,13 @@ def test_member_by_member_is_bounded():
                                           for i in range(24)]}
     with pytest.raises((constrain.SchemaTooComplex, constrain.UnsupportedKeyword), match="more than 256"):
         constrain.compile(schema, cache=False)
+
+
+def test_branches_that_hold_together_are_unsatisfiable():
+    """Where every object that meets one branch meets another, no object is valid: a clear
+    ``Unsatisfiable`` that says why, not an automaton with no way out."""
+    schema = {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["a"], "properties": {"b": True}},
+                                          {"required": ["a"], "additionalProperties": True}]}
+    assert not any(jsonschema.Draft202012Validator(schema).is_valid(v) for v in OBJECTS)
+    with pytest.raises(constrain.Unsatisfiable, match="exactly one oneOf branch"):
+        constrain.compile(schema, cache=False)
