@@ -243,8 +243,9 @@ class AliveObjects:
             if not any(json_equal(value, u) for u in literals):
                 literals.append(value)
         allowed = []
+        checks = [Validator(schema, dialect=self.options.dialect, document=self.doc) for schema, _ in told] if literals else []
         for value in literals:
-            keeps = [(schema, leaves) for schema, leaves in told if self._allows(schema, value)]
+            keeps = [(schema, leaves) for (schema, leaves), check in zip(told, checks) if check.is_valid(value)]
             if keeps:
                 allowed.append(value)
                 out.append((both(keeps[0][0], {"const": value}), free | _union(leaves for _, leaves in keeps)))
@@ -283,11 +284,6 @@ class AliveObjects:
         """For each of ``schemas`` (pairs of a schema and its leaves), the others some value may
         meet together with it, as far as ``one_of`` can prove two disjoint."""
         return overlaps([schema for schema, _ in schemas], lambda b: self.follow_refs(b, slot)[0]) if schemas else []
-
-    def _allows(self, schema, value) -> bool:
-        """Whether ``schema`` allows ``value``, as ``validate`` judges it."""
-        check = Validator(schema, dialect=self.options.dialect, document=self.doc)
-        return check.is_valid(value)
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""
