@@ -30,7 +30,7 @@ from .keywords import TYPES
 from .errors import SchemaError
 from .formats import UNCOMPLEMENTED
 from .merge import both, constraints, is_trivial
-from .one_of import overlaps
+from .one_of import exact_branches, overlaps
 from .validation import Validator
 from .values import json_equal
 
@@ -114,6 +114,8 @@ class AliveObjects:
         if not leaves:
             raise _Refused
         branches = [parts[0] if len(parts) == 1 else {"anyOf": parts} for parts in others.values()]
+        if len(branches) > 1 and exact_branches(branches, lambda b: self.follow_refs(b, slot)[0]) is None:
+            raise _Refused  # other types the branches share: the complement's cases, as a whole, stand in
         return leaves, owner, None if not branches else branches[0] if len(branches) == 1 else {"oneOf": branches}
 
     def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others) -> ObjectChoice:
