@@ -22,6 +22,8 @@ cases stand in); writing it waits for the lowering (``lower_choice``).
 
 from __future__ import annotations
 
+import json
+
 from . import chardfa
 from .containers import ANY_ORDER_MAX
 from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
@@ -32,13 +34,13 @@ from .formats import UNCOMPLEMENTED
 from .merge import both, constraints, is_trivial
 from .one_of import exact_branches, overlaps
 from .validation import Validator
-from .values import json_equal
 
 PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties"})
 OTHER_TYPES_WORDS = STRING_WORDS | NUMBER_WORDS | ARRAY_WORDS | {"format"}  # what holds of other types alone
 MAX_LEAVES = 64          # object schemas the branches meet out into
 MAX_PLACES = 2048        # (position, alive set, members written) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
+MAX_LITERALS = 4096      # values the literal schemas of one key may take, each checked against them all
 
 
 class ObjectChoice:
@@ -240,17 +242,20 @@ class AliveObjects:
             return [(True, free)] if free else []
         out = []
         finite = [self.finite_values(schema, slot) for schema, _ in told]
-        literals: list = []  # each value a finite schema may take, with the leaves it is valid in
-        for value in (v for values in finite if values is not None for v in values):
-            if not any(json_equal(value, u) for u in literals):
-                literals.append(value)
-        allowed = []
+        literals = list({json.dumps(v, sort_keys=True): v for values in finite if values is not None for v in values}.values())
+        if len(literals) > MAX_LITERALS:
+            raise _Refused
         checks = [Validator(schema, dialect=self.options.dialect, document=self.doc) for schema, _ in told] if literals else []
-        for value in literals:
+        kept: dict = {}  # the leaves a value keeps -> (a schema allowing it, the values that keep them)
+        for i, value in enumerate(literals):
+            if i % 256 == 255:
+                self._check_deadline()
             keeps = [(schema, leaves) for (schema, leaves), check in zip(told, checks) if check.is_valid(value)]
             if keeps:
-                allowed.append(value)
-                out.append((both(keeps[0][0], {"const": value}), free | _union(leaves for _, leaves in keeps)))
+                kept.setdefault(_union(leaves for _, leaves in keeps), (keeps[0][0], []))[1].append(value)
+        for leaves, (schema, values) in kept.items():  # values keeping the same leaves: one region
+            out.append((both(schema, {"enum": values}), free | leaves))
+        allowed = [v for _, values in kept.values() for v in values]
         beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
         general = [(schema, leaves) for (schema, leaves), values in zip(told, finite) if values is None]
         may = self._overlaps(general, slot)
