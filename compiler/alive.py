@@ -264,16 +264,16 @@ class AliveObjects:
             others = [schema for u, (schema, _) in enumerate(general) if u not in inside and all(u in may[t] for t in inside)]
             parts += beside + ([{"not": {"anyOf": others}}] if others else [])
             region = parts[0] if len(parts) == 1 else {"allOf": parts}
-            if self._written(region, slot):
+            if self._may_hold(region, slot):
                 out.append((region, free | _union(general[t][1] for t in inside)))
         if free:  # values none of the schemas allows: the leaves that allow any
             outside = beside + ([{"not": {"anyOf": [schema for schema, _ in general]}}] if general else [])
             region = outside[0] if len(outside) == 1 else {"allOf": outside}
-            if self._written(region, slot):
+            if self._may_hold(region, slot):
                 out.append((region, free))
         return out
 
-    def _written(self, region, slot: Slot) -> bool:
+    def _may_hold(self, region, slot: Slot) -> bool:
         """Whether a region of values may hold any (False: its schemas cannot meet). A complement
         the lowering would refuse at its top (``not`` of a format it cannot complement) refuses the
         choice here, while the complement's cases can still stand in."""
