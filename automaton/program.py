@@ -29,6 +29,13 @@ from .collector import collector_paused
 from .counted import CountedBlock, Rows
 
 
+COUNTED_SHARE = 8
+"""Counted states weighing as one written state against ``max_states``: a written state holds its
+rows (tuples of edges, epsilon moves, calls), a counted one only its flags (about five bytes:
+liveness, finality, depth cost); a ``maxLength: 32767`` string of a 31-state pattern is a
+million of them, 5 MB, where a million written states would be hundreds."""
+
+
 class ProgramTooLarge(Exception):
     """Raised by ``new_state`` when the state budget is spent; the compiler words it for the user."""
 
@@ -61,6 +68,7 @@ class Program:
         self.counted: list[CountedBlock] = []  # numbered after the written states by ``finish``
         self._entries: list[tuple[int, CountedBlock]] = []
         self._counted_states = 0
+        self._counted_weight = 0  # what the counted blocks weigh against ``max_states`` (``COUNTED_SHARE``)
         self._live: list[bytearray] | None = None
         self._stable = False  # the liveness levels reached their fixpoint before ``max_depth``
         self.included = 0  # states taken from a prelude (``include``), numbered first
@@ -97,7 +105,7 @@ class Program:
 
     def new_state(self, fragment: int) -> int:
         state = len(self.owner)
-        if state + self._counted_states >= self.max_states:
+        if state + self._counted_weight >= self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         self.edges.append([])
         self.eps.append([])
@@ -107,7 +115,7 @@ class Program:
 
     def new_states(self, fragment: int, count: int) -> range:
         """``count`` new states of ``fragment`` at once (a scalar automaton's states)."""
-        if len(self.edges) + self._counted_states + count > self.max_states:
+        if len(self.edges) + self._counted_weight + count > self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         first = len(self.edges)
         self.edges += [[] for _ in range(count)]
@@ -168,7 +176,8 @@ class Program:
     def counted_block(self, src: int, block: CountedBlock) -> None:
         """Enter ``block`` from ``src`` (an epsilon move to its start once it is numbered)."""
         self._counted_states += block.size
-        if len(self.edges) + self._counted_states > self.max_states:
+        self._counted_weight += -(-block.size // COUNTED_SHARE)
+        if len(self.edges) + self._counted_weight > self.max_states:
             raise ProgramTooLarge(f"more than {self.max_states} automaton states")
         self.counted.append(block)
         self._entries.append((src, block))
@@ -191,6 +200,12 @@ class Program:
     def size(self) -> int:
         """States, written and counted."""
         return len(self.owner) + self._counted_states
+
+    @property
+    def weight(self) -> int:
+        """What the program weighs against ``max_states``: its written states, and its counted
+        ones at one in ``COUNTED_SHARE``."""
+        return len(self.owner) + self._counted_weight
 
     @property
     def written(self) -> int:
@@ -242,7 +257,7 @@ class Program:
         segment = object.__new__(Program)  # not copy.copy: pickling's hook would expand everything
         segment.__dict__.update(self.__dict__)
         segment.edges, segment.eps, segment.calls, segment.owner = (_Tail(first) for _ in range(4))
-        segment._counted_states, segment._entries = 0, []
+        segment._counted_states, segment._counted_weight, segment._entries = 0, 0, []
         segment.max_states = 1 << 62  # ``compiler.deferral`` vouched for the size of what waits
         return segment
 

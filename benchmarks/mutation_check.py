@@ -130,6 +130,8 @@ BOOLEAN_MUTATIONS = [
     ("not of an if that required its name requires it too", "compiler/products.py",
      'return (frozenset() if rules.get("required") else frozenset([name])), {}, {name: keys}',
      'return frozenset([name]), {}, {name: keys}'),
+    ("anyOf product: branches of the same types taken for the same branch", "compiler/merge.py",
+     "return x is y or alike and json_equal(x, y)", "return x is y or alike and _kinds(x) == _kinds(y)"),
 ]
 
 MUTATIONS = [
@@ -296,6 +298,8 @@ COUNTED_MUTATIONS = [
      "if lo in _RAW_POINTS:", "if lo < 0x80:"),
     ("the other keys' gaps read as if no name went on", "compiler/counting.py",
      "for lo, hi in _raw_gaps(tuple(raw))]", "for lo, hi in _raw_gaps(())]"),
+    ("counted states weigh as written ones against max_states", "automaton/program.py",
+     "self._counted_weight += -(-block.size // COUNTED_SHARE)", "self._counted_weight += block.size"),
 ]
 
 
@@ -342,15 +346,15 @@ PORTABLE_MUTATIONS = [
 ALIVE_TESTS = ["tests/test_alive.py"]
 ALIVE_MUTATIONS = [
     ("member by member: at least one branch taken for exactly one", "compiler/alive.py",
-     "return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1",
-     "return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) >= 1"),
+     "return len({owner[k] for k in range(len(owner)) if satisfied >> k & 1}) == 1",
+     "return len({owner[k] for k in range(len(owner)) if satisfied >> k & 1}) >= 1"),
     ("member by member: a name passed over keeps the branches requiring it", "compiler/alive.py",
      "kept = alive & ~requires[at]", "kept = alive"),
     ("member by member: names never written required of none (any order)", "compiler/alive.py",
-     "if one_branch(enough & ~missing):", "if one_branch(enough):"),
+     "if accept(enough & ~missing):", "if accept(enough):"),
     ("member by member: a literal keeps every branch", "compiler/alive.py",
-     "keeps = [(schema, leaves) for (schema, leaves), check in zip(told, checks) if check.is_valid(value)]",
-     "keeps = told"),
+     "inside = tuple(t for t, check in enumerate(checks) if check.is_valid(value))",
+     "inside = tuple(range(len(checks)))"),
     ("member by member: values no schema allows drop the branches taking any", "compiler/alive.py",
      "        if free:  # values none", "        if False:  # values none"),
     ("member by member: maxProperties never drops a branch", "compiler/alive.py",
@@ -362,6 +366,15 @@ ALIVE_MUTATIONS = [
     ("member by member: a branch allowing any value taken as droppable by one", "compiler/alive.py",
      'keys[b] != "none" and keys[c] != "any" and keys[c] != keys[b])) for b in range(count)]',
      'keys[b] != "none" and keys[c] != keys[b])) for b in range(count)]'),
+    ("not of a oneOf member by member: none alive taken for not one", "compiler/alive.py",
+     "and owner[k] >= 0}) != 1", "and owner[k] >= 0}) >= 2"),
+    ("not of an anyOf member by member: a branch alive allowed", "compiler/alive.py",
+     "return bool(satisfied & needed) and not satisfied & ~needed", "return bool(satisfied & needed)"),
+    ("not of object branches: values of other types kept whatever the branches say of them", "compiler/alive.py",
+     'kept = whole != 1 if word == "oneOf" else whole == 0', "kept = True"),
+    ("not of object branches: a branch allowing some values of other types read as all", "compiler/alive.py",
+     'if not any(part.keys() == {"type"} and NOT_OBJECTS <= set(_listed(part["type"])) for part in parts):',
+     "if False:"),
     ("patterns proven apart in one reading only", "compiler/one_of.py",
      "return not chardfa.meets(either_dfa(pattern_a), either_dfa(pattern_b))",
      'return not chardfa.meets(*(__import__("compiler.regex").regex.pattern_dfa(p) for p in (pattern_a, pattern_b)))'),

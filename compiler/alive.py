@@ -15,14 +15,19 @@ own, lowered beside.
 
 ``Lowering.one_of`` takes this up where the branches are not proven apart, before writing each
 branch without the others (whose cases multiplied past their bounds at a dozen branches, and
-whose complements of member values were refused where the regions here need none). Everything
-here is decided when the ``oneOf`` is met (``objects_alive``: refused there, the complement's
-cases stand in); writing it waits for the lowering (``lower_choice``).
+whose complements of member values were refused where the regions here need none). The same
+object decides a ``not`` of a ``oneOf`` or ``anyOf`` of such branches (``objects_outside``), where
+the complement's "none of them" would meet every branch's complement: the rest's leaves are
+alive beside the negated branches', and ``}`` closes where one of the rest's is and no negated
+branch (for a ``oneOf``: not exactly one) is. Everything here is decided when the schema is met
+(refused there, the complement's cases stand in); writing it waits for the lowering
+(``lower_choice``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 from . import chardfa
 from .containers import ANY_ORDER_MAX
@@ -41,6 +46,9 @@ MAX_LEAVES = 64          # object schemas the branches meet out into
 MAX_PLACES = 2048        # (position, alive set, members written) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
 MAX_LITERALS = 4096      # values the literal schemas of one key may take, each checked against them all
+MAX_UNWRAPPED = 8        # references and one-schema unions a ``not`` is read through
+FEW_CASES = 64           # a not's cases (``_cases`` multiplied) the complement writes rather than this module
+NOT_OBJECTS = frozenset(TYPES) - {"object", "integer"}  # every type but object ("number" holds integers)
 
 
 class ObjectChoice:
@@ -53,8 +61,9 @@ class ObjectChoice:
     ``minProperties``/``maxProperties``). ``others``: the ``oneOf`` of what the branches allow of
     other types (None: no other type), lowered beside."""
 
-    def __init__(self, names: list, start: tuple, moves: dict, closes: set, others=None):
+    def __init__(self, names: list, start: tuple, moves: dict, closes: set, others=None, empty: str = ""):
         self.names, self.start, self.moves, self.closes, self.others = names, start, moves, closes, others
+        self.empty = empty  # why no object closes, where none does
 
 
 class _Refused(Exception):
@@ -62,8 +71,9 @@ class _Refused(Exception):
 
 
 class AliveObjects:
-    """Mixin of ``Lowering``; ``not_alive`` holds the keys (``schema_key``) of the ``oneOf``s
-    refused here, or being decided."""
+    """Mixin of ``Lowering``; ``not_alive`` holds the keys (``schema_key``) of the ``oneOf``s and
+    ``not``s refused here, or being decided; ``outside_made`` the ``not``s decided;
+    ``regions_made`` a member's regions by the keys of the schemas they split (None: refused)."""
 
     def objects_alive(self, rules: dict, slot: Slot) -> ObjectChoice | None:
         """``rules``' ``oneOf`` (each branch met with the rest) as an ``ObjectChoice``; None where a
@@ -73,20 +83,87 @@ class AliveObjects:
             return None
         self.not_alive.add(key)
         try:
-            leaves, owner, others = self._leaves(rules, slot)
-            choice = self._decide(_names(rules, leaves), leaves, owner, slot, others)
+            base = {k: v for k, v in rules.items() if k != "oneOf"}
+            leaves, owner, others = self._leaves(base, rules["oneOf"], lambda i: slot.at("oneOf", i))
+            others = self._others(others, slot)
+            choice = self._decide(_names(rules, "oneOf", leaves), leaves, owner, slot, others, _exactly_one(owner))
         except (_Refused, SchemaError, RecursionError):
             return None
         self.not_alive.discard(key)
         return choice
 
-    def _leaves(self, rules: dict, slot: Slot) -> tuple[list, list, object]:
-        """The object schemas each branch meets out into (the leaves) and the branch of each; and the
-        ``oneOf`` of what the branches allow of other types (None: nothing), lowered beside."""
-        rest = {k: v for k, v in rules.items() if k != "oneOf"}
+    def objects_outside(self, rules: dict, slot: Slot) -> ObjectChoice | None:
+        """``rules``' ``not`` of a ``oneOf`` or an ``anyOf`` whose branches are objects of plain
+        object keywords, as an ``ObjectChoice``: the rest's leaves (owner -1) beside the negated
+        branches' leaves, closing where one of the rest's is alive and, of the negated branches,
+        not exactly one (``oneOf``) or none (``anyOf``). What the complement writes instead is
+        "none of the branches" as a meet of their complements, which multiplies past its bounds
+        at a few branches of a few names each (a discriminated union's ``not``). Every value of
+        another type fails the negated branches: what the rest allows of other types is lowered
+        beside. None where it does not apply, or where the complement's cases are few (about
+        ``FEW_CASES``): they wait to be lowered as they are reached, where this is lowered whole."""
+        key = ("not", self.schema_key(rules))
+        if key in self.not_alive:
+            return None
+        if key in self.outside_made:  # (a member's regions are written anew for each set of leaves alive)
+            return self.outside_made[key]
+        self.not_alive.add(key)
+        try:
+            negated, where = rules["not"], slot.at("not")
+            for _ in range(MAX_UNWRAPPED):  # a union or meet of one schema is that schema (a region's complement)
+                negated, where = self.follow_refs(negated, where)
+                if not isinstance(negated, dict):
+                    return None
+                negated = constraints(self.expanded(constraints(negated), where.pointer))
+                if negated.keys() not in ({"anyOf"}, {"allOf"}) or len(next(iter(negated.values()))) != 1:
+                    break
+                negated = next(iter(negated.values()))[0]
+            word = "oneOf" if "oneOf" in negated else "anyOf"
+            if word not in negated or len(negated[word]) < 2 or not negated.keys() <= PLAIN_OBJECT | {word}:
+                return None
+            if math.prod(self._cases(b, where) for b in negated[word]) <= FEW_CASES:
+                return None
+            base = {k: v for k, v in negated.items() if k != word}
+            theirs, owner, their_others = self._leaves(base, negated[word], lambda i: where.at(word, i))
+            whole = 0  # the negated branches every value of another type meets (they speak of objects alone)
+            for parts in their_others.values():
+                if not any(part.keys() == {"type"} and NOT_OBJECTS <= set(_listed(part["type"])) for part in parts):
+                    return None  # a branch that allows some values of other types: the complement's cases stand in
+                whole += 1
+            rest = {k: v for k, v in rules.items() if k != "not"}
+            ours, _, mine = self._leaves({}, [rest], lambda i: slot)
+            # a value of another type the rest allows meets the ``whole`` branches: outside the
+            # negated oneOf unless they are one, outside the anyOf where there are none
+            kept = whole != 1 if word == "oneOf" else whole == 0
+            others = _any_of(mine[0]) if kept and 0 in mine else None
+            leaves, owner = ours + theirs, [-1] * len(ours) + owner
+            if len(leaves) > MAX_LEAVES:
+                return None
+            needed = (1 << len(ours)) - 1
+            accept = _not_one(owner, needed) if word == "oneOf" else _none(needed)
+            choice = self._decide(_names(rules, "not", leaves), leaves, owner, slot, others, accept, needed)
+        except (_Refused, SchemaError, RecursionError):
+            return None
+        self.not_alive.discard(key)
+        self.outside_made[key] = choice
+        return choice
+
+    def _cases(self, branch, slot: Slot) -> int:
+        """About how many cases the complement of ``branch`` writes: one per keyword, one per name
+        it requires or gives a schema (its "none of them" meets those of every branch)."""
+        branch = self.follow_refs(branch, slot)[0]
+        if not isinstance(branch, dict):
+            return 1
+        rules = constraints(branch)
+        return max(1, len(rules) + len(rules.get("required", ())) + len(rules.get("properties", {})))
+
+    def _leaves(self, base: dict, branches: list, where_of) -> tuple[list, list, dict]:
+        """The object schemas each of ``branches`` met with ``base`` meets out into (the leaves) and
+        the branch of each; and what each branch allows of other types (branch -> its parts)."""
+        rest = base
         leaves, owner, others = [], [], {}
-        for i, branch in enumerate(rules["oneOf"]):
-            where = slot.at("oneOf", i)
+        for i, branch in enumerate(branches):
+            where = where_of(i)
             todo = [self.meet(rest, branch, where)]
             while todo:
                 schema, _ = self.follow_refs(todo.pop(), where)
@@ -115,12 +192,28 @@ class AliveObjects:
                     raise _Refused
         if not leaves:
             raise _Refused
-        branches = [parts[0] if len(parts) == 1 else {"anyOf": parts} for parts in others.values()]
-        if len(branches) > 1 and exact_branches(branches, lambda b: self.follow_refs(b, slot)[0]) is None:
-            raise _Refused  # other types the branches share: the complement's cases, as a whole, stand in
-        return leaves, owner, None if not branches else branches[0] if len(branches) == 1 else {"oneOf": branches}
+        return leaves, owner, others
 
-    def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others) -> ObjectChoice:
+    def _others(self, others: dict, slot: Slot):
+        """The ``oneOf`` of what the branches allow of other types (``_leaves``; None: nothing),
+        lowered beside the objects. Where those parts are not proven apart, each is met now
+        without the others: a complement the lowering refuses there (``not`` of ``items`` beside
+        an unevaluated rewrite's ``prefixItems``) refuses the choice, and the complement's
+        cases of the whole branches stand in."""
+        branches = [_any_of(parts) for parts in others.values()]
+        if len(branches) <= 1:
+            return branches[0] if branches else None
+        choice = {"oneOf": branches}
+        if exact_branches(branches, lambda b: self.follow_refs(b, slot)[0]) is None:
+            met = self.met(choice, slot)
+            for case in met["anyOf"] if isinstance(met, dict) and "anyOf" in met else ():
+                self.met(case, slot)
+        return choice
+
+    def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others, accept, needed: int = 0) -> ObjectChoice:
+        """The places of the object and their moves, from the start; ``accept(satisfied)``: whether
+        ``}`` may close where the leaves ``satisfied`` hold; ``needed``: leaves of which one must
+        stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
         extra = not self.options.strict
         said = [[leaf.get("properties", {}).get(n, leaf.get("additionalProperties", extra)) for leaf in leaves]
                 for n in names]  # per name, what each leaf says of its value
@@ -142,10 +235,11 @@ class AliveObjects:
                 regions[key] = self._value_regions(said[j] if j is not None else beyond, alive, where)
             return regions[key]
 
-        def one_branch(alive) -> bool:
-            return len({owner[k] for k in range(len(leaves)) if alive >> k & 1}) == 1
-
-        hopeless = self._hopeless(names, said, beyond, requires, owner, any_order, list(zip(least, most)))
+        if needed:
+            def hopeless(at, alive) -> bool:
+                return not alive & needed
+        else:
+            hopeless = self._hopeless(names, said, beyond, requires, owner, any_order, list(zip(least, most)))
 
         start = (0, everyone, 0)
         moves: dict[tuple, list] = {}
@@ -164,7 +258,7 @@ class AliveObjects:
             room = alive & ~over[written]
             if any_order:
                 missing = _union(requires[j] for j in range(len(names)) if not at >> j & 1)
-                if one_branch(enough & ~missing):
+                if accept(enough & ~missing):
                     closes.add(place)
                 steps = [(j, at | 1 << j) for j in range(len(names)) if not at >> j & 1]
             elif at < len(names):
@@ -173,7 +267,7 @@ class AliveObjects:
                     out.append(("skip", None, None, None, (at + 1, kept, count)))
                 steps = [(at, at + 1)]
             else:
-                if one_branch(enough):
+                if accept(enough):
                     closes.add(place)
                 steps = []
             for j, after in steps:
@@ -187,7 +281,9 @@ class AliveObjects:
                         out.append(("other", None, schema, slot.at("additionalProperties"), (at, room & keeps, written)))
             out[:] = [move for move in out if move[4][1] and not hopeless(*move[4][:2])]
             todo += [move[4] for move in out]
-        return ObjectChoice(names, start, moves, closes, others)
+        empty = "no object meets exactly one oneOf branch (those that hold hold together)" if not needed else \
+            "no object meets the rest and fails the 'not'"
+        return ObjectChoice(names, start, moves, closes, others, empty)
 
     def _hopeless(self, names, said, beyond, requires, owner, any_order, bounds):
         """``hopeless(position, alive)``: whether no way on leaves one branch alive alone, as far as
@@ -237,40 +333,55 @@ class AliveObjects:
                 free |= 1 << k
             else:
                 told.setdefault(self.schema_key(schema), [schema, 0])[1] |= 1 << k
-        told = list(told.values())
         if not told:
             return [(True, free)] if free else []
+        key = (tuple(told), bool(free))  # the same schemas, whichever leaves say them: the same regions
+        if key not in self.regions_made:
+            try:
+                self.regions_made[key] = self._split_values([schema for schema, _ in told.values()], bool(free), slot)
+            except _Refused:
+                self.regions_made[key] = None
+        regions = self.regions_made[key]
+        if regions is None:
+            raise _Refused
+        masks = [leaves for _, leaves in told.values()]
+        return [(region, (free if with_free else 0) | _union(masks[i] for i in inside)) for region, inside, with_free in regions]
+
+    def _split_values(self, schemas: list, free: bool, slot: Slot) -> list:
+        """The values of a member split by which of ``schemas`` allow them (and, with ``free``, the
+        values none allows): (a schema of the values, the indexes of those allowing them, whether
+        they are values none allows)."""
         out = []
-        finite = [self.finite_values(schema, slot) for schema, _ in told]
+        finite = [self.finite_values(schema, slot) for schema in schemas]
         literals = list({json.dumps(v, sort_keys=True): v for values in finite if values is not None for v in values}.values())
         if len(literals) > MAX_LITERALS:
             raise _Refused
-        checks = [Validator(schema, dialect=self.options.dialect, document=self.doc) for schema, _ in told] if literals else []
-        kept: dict = {}  # the leaves a value keeps -> (a schema allowing it, the values that keep them)
+        checks = [Validator(schema, dialect=self.options.dialect, document=self.doc) for schema in schemas] if literals else []
+        kept: dict = {}  # the schemas a value meets -> (one of them, the values that meet them)
         for i, value in enumerate(literals):
             if i % 256 == 255:
                 self._check_deadline()
-            keeps = [(schema, leaves) for (schema, leaves), check in zip(told, checks) if check.is_valid(value)]
-            if keeps:
-                kept.setdefault(_union(leaves for _, leaves in keeps), (keeps[0][0], []))[1].append(value)
-        for leaves, (schema, values) in kept.items():  # values keeping the same leaves: one region
-            out.append((both(schema, {"enum": values}), free | leaves))
+            inside = tuple(t for t, check in enumerate(checks) if check.is_valid(value))
+            if inside:
+                kept.setdefault(inside, (schemas[inside[0]], []))[1].append(value)
+        for inside, (schema, values) in kept.items():  # values meeting the same schemas: one region
+            out.append((both(schema, {"enum": values}), inside, free))
         allowed = [v for _, values in kept.values() for v in values]
         beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
-        general = [(schema, leaves) for (schema, leaves), values in zip(told, finite) if values is None]
-        may = self._overlaps(general, slot)
+        general = [t for t, values in enumerate(finite) if values is None]
+        may = self._overlaps([schemas[t] for t in general], slot)
         for inside in _cliques(may):  # each set of them that may meet, and none of the others that may meet it
-            parts = [general[t][0] for t in inside]
-            others = [schema for u, (schema, _) in enumerate(general) if u not in inside and all(u in may[t] for t in inside)]
+            parts = [schemas[general[t]] for t in inside]
+            others = [schemas[general[u]] for u in range(len(general)) if u not in inside and all(u in may[t] for t in inside)]
             parts += beside + ([{"not": {"anyOf": others}}] if others else [])
             region = parts[0] if len(parts) == 1 else {"allOf": parts}
             if self._may_hold(region, slot):
-                out.append((region, free | _union(general[t][1] for t in inside)))
+                out.append((region, tuple(general[t] for t in inside), free))
         if free:  # values none of the schemas allows: the leaves that allow any
-            outside = beside + ([{"not": {"anyOf": [schema for schema, _ in general]}}] if general else [])
+            outside = beside + ([{"not": {"anyOf": [schemas[t] for t in general]}}] if general else [])
             region = outside[0] if len(outside) == 1 else {"allOf": outside}
             if self._may_hold(region, slot):
-                out.append((region, free))
+                out.append((region, (), True))
         return out
 
     def _may_hold(self, region, slot: Slot) -> bool:
@@ -288,16 +399,16 @@ class AliveObjects:
         return met is not False
 
     def _overlaps(self, schemas: list, slot: Slot) -> list[set]:
-        """For each of ``schemas`` (pairs of a schema and its leaves), the others some value may
-        meet together with it, as far as ``one_of`` can prove two disjoint."""
-        return overlaps([schema for schema, _ in schemas], lambda b: self.follow_refs(b, slot)[0]) if schemas else []
+        """For each of ``schemas``, the others some value may meet together with it, as far as
+        ``one_of`` can prove two disjoint."""
+        return overlaps(schemas, lambda b: self.follow_refs(b, slot)[0]) if schemas else []
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""
         if choice.others is not None:
             self.value(choice.others, slot, src, dst)
         if not choice.closes:
-            self.never(slot, "no object meets exactly one oneOf branch (those that hold hold together)")
+            self.never(slot, choice.empty)
         states = {place: self.state(src) for place in choice.moves}
         self.prog.text(src, b"{", states[choice.start])
         end = self.state(src)
@@ -323,14 +434,37 @@ class AliveObjects:
         return frag
 
 
-def _names(rules: dict, leaves: list) -> list:
+def _exactly_one(owner: list):
+    """``accept`` where the leaves satisfied belong to exactly one branch."""
+    def accept(satisfied: int) -> bool:
+        return len({owner[k] for k in range(len(owner)) if satisfied >> k & 1}) == 1
+    return accept
+
+
+def _not_one(owner: list, needed: int):
+    """``accept`` where one of the ``needed`` leaves is satisfied and the others satisfied belong
+    to no branch or to two or more."""
+    def accept(satisfied: int) -> bool:
+        return bool(satisfied & needed) and len({owner[k] for k in range(len(owner)) if satisfied >> k & 1 and owner[k] >= 0}) != 1
+    return accept
+
+
+def _none(needed: int):
+    """``accept`` where one of the ``needed`` leaves is satisfied and no other is."""
+    def accept(satisfied: int) -> bool:
+        return bool(satisfied & needed) and not satisfied & ~needed
+    return accept
+
+
+def _names(rules: dict, word: str, leaves: list) -> list:
     """The names of the leaves in the order the schema writes them: its own ``properties`` before or
-    after the branches' as its keywords come (a ``oneOf`` written first brings its names first),
-    the branches' in an order that keeps each branch's own where they agree (``_merged``)."""
+    after the branches' as its keywords come (a ``oneOf`` written first brings its names first;
+    the names a ``not`` speaks of come last, wherever it is written), the branches' in an order
+    that keeps each branch's own where they agree (``_merged``)."""
     own = list(rules["properties"]) if isinstance(rules.get("properties"), dict) else []
     theirs = _merged([[n for n in dict.fromkeys([*leaf.get("properties", {}), *leaf.get("required", [])]) if n not in own]
                       for leaf in leaves])
-    if "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf"):
+    if word == "oneOf" and "properties" in rules and list(rules).index("properties") > list(rules).index(word):
         return list(dict.fromkeys(theirs + own))
     return list(dict.fromkeys(own + theirs))
 
@@ -365,6 +499,15 @@ def _cliques(may: list) -> list:
             raise _Refused
         todo += [(inside + (u,), u) for u in range(last + 1, len(may)) if all(u in may[t] for t in inside)]
     return found
+
+
+def _listed(kinds) -> list:
+    return [kinds] if isinstance(kinds, str) else kinds
+
+
+def _any_of(parts: list):
+    """One schema, or the ``anyOf`` of several."""
+    return parts[0] if len(parts) == 1 else {"anyOf": parts}
 
 
 def _union(masks) -> int:

@@ -89,14 +89,16 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         self._waiting: dict[int, tuple] = {}
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
         self._one_of_cases: dict[int, str] = {}  # id of a oneOf's branches made an anyOf's -> "oneOf"
-        self.not_alive: set = set()  # oneOfs not decided member by member (``alive.py``)
+        self.not_alive: set = set()  # oneOfs and nots not decided member by member (``alive.py``)
+        self.outside_made: dict = {}  # nots decided member by member, by schema key
+        self.regions_made: dict = {}  # a member's values split by the schemas that allow them
 
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
         try:
             root = self.fragment(self.doc.root, Slot(""))
             self._lower_queue(root)
-            if self.prog.size + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:
+            if self.prog.weight + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:
                 while self._waiting:  # what waits may not fit the budget: lowered now, refused now if too large
                     frag, (schema, slot, _) = self._waiting.popitem()
                     del self.prog.waiting[frag]
@@ -347,7 +349,8 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
     def branched(self, rules: dict, slot: Slot):
         """``rules`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
         each met with the rest, its ``oneOf`` branches (``one_of``), or the cases of its ``not``
-        (False when none can meet); ``rules`` itself when none applies, or where literals would
+        (False when none can meet; an object decided member by member where they would multiply,
+        ``alive.py``); ``rules`` itself when none applies, or where literals would
         meet past the bounds (``literals`` judges each value against the rest instead)."""
         try:
             return self._branched(rules, slot)
@@ -368,6 +371,9 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
             self._keep[id(cases)] = cases
             return {"anyOf": cases}
         if "not" in rules and not rules.keys() & {"anyOf", "oneOf"}:
+            choice = self.objects_outside(rules, slot)  # where the complement's cases would multiply
+            if choice is not None:
+                return choice
             cases = self.outside(rules, slot)
             return False if not cases else cases[0] if len(cases) == 1 else {"anyOf": cases}
         return rules

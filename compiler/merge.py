@@ -170,7 +170,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "anyOf" and any(k in side for side in (a, b) for k in ("enum", "const")):
             out["allOf"] = [*out.get("allOf", ()), {"anyOf": vb}]  # judged value by value: no product
         elif key == "anyOf":
-            out[key] = _branch_pairs(out, va, vb, pointer)
+            out[key] = _branch_pairs(out, va, vb, pointer, alike)
         elif key == "contains" and not json_equal(va, vb) and not any(
                 k in side for side in (a, b) for k in ("minContains", "maxContains")):
             out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
@@ -179,7 +179,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
             # exactly one of each: the second as branches that exclude each other, met with any anyOf
             alone = exactly_one(vb)
-            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer) if "anyOf" in out else alone
+            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer, alike) if "anyOf" in out else alone
         elif key == "allOf":
             out[key] = list(va) + list(vb)
         elif key == "not":  # neither a nor b: not (a or b), one list however many meet (not nested)
@@ -246,10 +246,25 @@ def implied(rules: dict, part) -> bool:
         for b in part["anyOf"])
 
 
-def _branch_pairs(out: dict, va: list, vb: list, pointer: str) -> list:
-    """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s)."""
+def _branch_pairs(out: dict, va: list, vb: list, pointer: str, alike: bool) -> list:
+    """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s),
+    and those another pair holds: a branch of ``va`` that already meets a branch of ``vb`` (it is
+    one, or one of its parts: ``x`` met with ``x`` is ``x``) is kept alone, as it holds its meet
+    with every other, and a branch of ``vb`` that is a whole branch of ``va`` pairs with no other
+    (``x`` holds ``y`` met with ``x``). The same ``$ref`` met with itself, or the complements of a
+    ``oneOf``'s branches, each "a shared name is wrong", multiplied past the bound. ``alike``:
+    branches written alike are one."""
     kinds = _kinds(out)
-    pairs = [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
+
+    def same(x, y) -> bool:
+        return x is y or alike and json_equal(x, y)
+
+    alone = [x for x in va if any(same(f, y) for f in (x, *(x["allOf"] if _is_meet(x) else ())) for y in vb)]
+    if alone:
+        va = [x for x in va if not any(x is a for a in alone)]
+        vb = [y for y in vb if not any(same(y, a) for a in alone)]
+    pairs = [(x, True) for x in alone if _meets(kinds, _kinds(x))]
+    pairs += [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
     if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
         from .products import pair_filter  # (products reads one_of, which reads this module)
 

@@ -672,9 +672,10 @@ def test_property_names_under_every_boolean_keyword_agree_with_jsonschema(names)
 
 def test_literals_beside_products_past_the_bound_are_judged_one_by_one():
     """A ``not`` of a union of nine names' schemas meets 512 cases, and an allOf of two 17-branch
-    unions 289 pairs, past the bounds (refused alone); beside an ``enum`` or ``const`` (wherever
-    in the allOf) each value is judged against the rest instead: exact, and no product."""
-    union = {"anyOf": [{"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(9)]}
+    unions 289 pairs, past the bounds (refused alone: key patterns keep the union from being
+    decided member by member); beside an ``enum`` or ``const`` (wherever in the allOf) each
+    value is judged against the rest instead: exact, and no product."""
+    union = {"anyOf": [{"required": [f"k{i}"], "patternProperties": {f"^k{i}$": {"type": "integer"}}} for i in range(9)]}
     with pytest.raises(constrain.SchemaTooComplex, match="'not' of more than"):
         constrain.compile({"type": "object", "not": union}, cache=False)
     values = [{"k0": 1}, {"k0": "s"}, {}, {"k3": 2, "k5": "x"}, {"k8": None}, "k0"]
@@ -717,3 +718,23 @@ def test_one_of_disjoint_where_key_patterns_leave_a_required_name_out():
     for doc in ({"a": {"$oid": "x"}}, {"a": {"b": "c"}}, {"$oid": "x"}, {"$oid": 1}, {"a": {"$oid": "x", "b": "c"}},
                 {}, {"a": {}}, "s", {"a": {"$x": "y"}}):
         assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) == oracle.is_valid(doc), doc
+
+
+def test_a_branch_both_unions_hold_is_met_once():
+    """Four unions that each hold the same two branches beside three of their own (the
+    complements of a ``oneOf``'s branches, each "a shared name is wrong"): met pair by pair they
+    were 625 branches, past the bound; a shared branch met with anything is within itself, so it
+    stands alone and the product keeps 83. Exact; a ``$ref`` met again with what it met already
+    (each pair holds a branch of its own: 257 branches, now 17)."""
+    shared = [{"type": "object", "required": ["x"]}, {"type": "object", "required": ["z"], "properties": {"z": {"const": 1}}}]
+    parts = [{"anyOf": [*json.loads(json.dumps(shared)),
+                        *({"type": "object", "required": [f"{c}{i}"], "properties": {f"{c}{i}": {"type": "integer"}}}
+                          for c in "pqr")]} for i in range(4)]
+    values = [{}, {"x": 1}, {"z": 1}, {"z": 2}, {"p0": 1, "q1": 2, "r2": 3, "p3": 4}, {"p0": 1, "q1": 2, "r2": 3},
+              {"p0": "a", "q1": 2, "r2": 3, "p3": 4}, {"x": 1, "p0": "a"}, 5]
+    assert agrees_on({"allOf": parts}, values) == "compiled"
+    u, v = ({"anyOf": [{"type": "string", "minLength": n}, *({"type": "object", "required": [f"{c}{i}"]} for i in range(4))]}
+            for n, c in ((0, "k"), (1, "m")))
+    again = {"$defs": {"u": u, "v": v}, "allOf": [{"$ref": "#/$defs/u"}, {"$ref": "#/$defs/v"}, {"$ref": "#/$defs/u"},
+                                                  {"$ref": "#/$defs/u"}]}
+    assert agrees_on(again, ["s", "", {}, {"k2": 1}, {"k0": 1, "m3": 1}, {"m1": 1}, 1]) == "compiled"
