@@ -356,12 +356,12 @@ class AliveObjects:
         literals = list({json.dumps(v, sort_keys=True): v for values in finite if values is not None for v in values}.values())
         if len(literals) > MAX_LITERALS:
             raise _Refused
-        checks = [Validator(schema, dialect=self.options.dialect, document=self.doc) for schema in schemas] if literals else []
+        checks = [self._literal_test(schema) for schema in schemas] if literals else []
         kept: dict = {}  # the schemas a value meets -> (one of them, the values that meet them)
         for i, value in enumerate(literals):
             if i % 256 == 255:
                 self._check_deadline()
-            inside = tuple(t for t, check in enumerate(checks) if check.is_valid(value))
+            inside = tuple(t for t, check in enumerate(checks) if check(value))
             if inside:
                 kept.setdefault(inside, (schemas[inside[0]], []))[1].append(value)
         for inside, (schema, values) in kept.items():  # values meeting the same schemas: one region
@@ -383,6 +383,23 @@ class AliveObjects:
             if self._may_hold(region, slot):
                 out.append((region, (), True))
         return out
+
+    def _literal_test(self, schema):
+        """Whether ``schema`` allows a literal: a set lookup for a string where the schema is an
+        ``enum`` or ``const`` (of type string, or any), which no reading of numbers touches; else
+        ``Validator``, the one judge of everything else (a thousand-value enum against a few
+        schemas had cost jfrog-pipelines' compile half its time)."""
+        judge = Validator(schema, dialect=self.options.dialect, document=self.doc).is_valid
+        rules = constraints(schema) if isinstance(schema, dict) else None
+        kinds = rules.get("type", "string") if rules else None
+        if not rules or not rules.keys() <= {"enum", "const", "type"} or rules.keys() <= {"type"} or "string" not in _listed(kinds):
+            return judge
+        values = rules.get("enum", []) if isinstance(rules.get("enum"), list) else []
+        strings = [v for v in values if isinstance(v, str)]
+        if "const" in rules:
+            strings = [rules["const"]] if isinstance(rules["const"], str) and ("enum" not in rules or rules["const"] in strings) else []
+        strings = frozenset(strings)
+        return lambda value: value in strings if isinstance(value, str) else judge(value)
 
     def _may_hold(self, region, slot: Slot) -> bool:
         """Whether a region of values may hold any (False: its schemas cannot meet). A complement
