@@ -259,7 +259,7 @@ LAZY_MUTATIONS = [
      "return any(kinds is None or any(has_type(v, k, json_type(v)) for k in kinds) for v in values)",
      "return kinds is None or any(any(has_type(v, k, json_type(v)) for k in kinds) for v in values)"),
     ("a waiting fragment's size left out of the budget", "compiler/lower.py",
-     "if self.prog.size + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:",
+     "if self.prog.weight + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:",
      "if False:"),
     ("a pattern's match taken as fitting any length bounds", "compiler/deferral.py",
      "return outline.every_length or shortest >= lo", "return True"),
