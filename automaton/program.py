@@ -18,6 +18,8 @@ A fragment may also *wait* (``defer``): it is lowered when the automaton first e
 (``enter``), into a segment of new states numbered after all the others, whose liveness is computed
 then, with the rest of the program's fixed. The compiler defers only fragments that lie on no call
 cycle and surely can finish (``compiler.deferral``), so their starts are live before they exist.
+Or its start's liveness *stands in* (``stand_in``): what is written in it now is never walked, only
+read for liveness, a lower bound of what it is once lowered (a set of an object's names written).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .collector import collector_paused
 from .counted import CountedBlock, Rows
 
 
+STAND_IN = "stand-in"  # ``waiting``'s word for a fragment whose written body stands in for its liveness
 COUNTED_SHARE = 8
 """Counted states weighing as one written state against ``max_states``: a written state holds its
 rows (tuples of edges, epsilon moves, calls), a counted one only its flags (about five bytes:
@@ -73,8 +76,9 @@ class Program:
         self._stable = False  # the liveness levels reached their fixpoint before ``max_depth``
         self.included = 0  # states taken from a prelude (``include``), numbered first
         self._base: Program | None = None  # that prelude, when its liveness is settled (``settle``)
-        # waiting fragments -> whether they can finish with no recursive frame to spare (``defer``)
-        self.waiting: dict[int, bool] = {}
+        # waiting fragments -> whether they can finish with no recursive frame to spare (``defer``),
+        # or ``STAND_IN`` (``stand_in``)
+        self.waiting: dict[int, bool | str] = {}
         self.expander = None  # (program, fragment, start, final) -> None: writes a waiting fragment's body
         self.block_starts: list[int] = []  # each counted block's first state, in order
         # per state, after ``finish``: whether it pushes a depth-costing frame, ends its fragment, and
@@ -173,6 +177,12 @@ class Program:
         with one: the recursive "any value" it may call), which its start's liveness assumes."""
         self.waiting[fragment] = shallow
 
+    def stand_in(self, fragment: int) -> None:
+        """Let ``fragment`` be lowered when first entered, what is written in it now standing in
+        for its liveness: never walked, it must finish nowhere the lowered fragment cannot (each
+        ``enter`` checks so at every depth), and the lowered fragment lie on no call cycle."""
+        self.waiting[fragment] = STAND_IN
+
     def counted_block(self, src: int, block: CountedBlock) -> None:
         """Enter ``block`` from ``src`` (an epsilon move to its start once it is numbered)."""
         self._counted_states += block.size
@@ -264,8 +274,8 @@ class Program:
     def _close_segment(self, segment: Program, first: int, n_frags: int, n_counted: int, n_blocks: int, g: int,
                        start: int, final: int) -> tuple[tuple, list[bytearray]]:
         """Number the segment's counted blocks, freeze its rows, grow the per-state flags and
-        compute its liveness at depth 0 and 1 (what it calls lies on no cycle, so every depth from 1
-        on agrees); return its rows and those two levels."""
+        compute its liveness at every depth the program has levels for (it lies on no cycle);
+        return its rows and those levels."""
         written = len(segment.owner)
         nxt = written
         for block in self.counted[n_counted:]:
@@ -284,8 +294,9 @@ class Program:
         self.is_final += is_final
         self.simple += bytes(_simple(*rows, is_final)) + bytes(nxt - written)
         waiting = [(f.start, self.waiting[g2]) for g2, f in enumerate(new, n_frags) if g2 in self.waiting]
-        seeds = [finals + [t for t, shallow in waiting if shallow], [t for t, shallow in waiting if not shallow]]
-        live = self._segment_live(first, nxt, rows, n_frags, n_counted, n_blocks, seeds[: min(2, len(self._live))])
+        seeds = [finals + [t for t, shallow in waiting if shallow is True], [t for t, shallow in waiting if shallow is False]]
+        seeds += [[]] * (len(self._live) - 2)  # deeper levels grow only by what they may call
+        live = self._segment_live(first, nxt, rows, n_frags, n_counted, n_blocks, seeds[: len(self._live)])
         old = self.fragments[g].start
         for d, level in enumerate(live):
             if self._live[d][old] and not level[start - first]:
@@ -294,9 +305,11 @@ class Program:
 
     def _segment_live(self, first: int, stop: int, rows: tuple, n_frags: int, n_counted: int, n_blocks: int,
                       seeds: list[list[int]]) -> list[bytearray]:
-        """Which of a new segment's states ``first..stop`` can finish their fragment at depth 0 and 1
+        """Which of a new segment's states ``first..stop`` can finish their fragment at each depth
         (``seeds[d]``: states live from depth ``d`` on), the older states' levels as they are:
-        ``_liveness`` for one segment, its graph built once and level 1 grown from level 0."""
+        ``_liveness`` for one segment, its graph built once and each level grown from the one below.
+        A level whose view of the older states is the one below's is that level (what calls only
+        the free "any value" has two levels to compute, however deep the program's recursion)."""
         edges, eps, calls = rows
         old = self._live
         frags = self.fragments
@@ -337,11 +350,19 @@ class Program:
                     old_calls.setdefault(r, []).append((s, g))
         starts = {frags[g].start: g for g in range(n_frags, len(frags))}
         levels: list[bytearray] = []
+        seen_as = None
+        old_ends = [t for _, t in to_old] + [rep.get(w, w) for _, _, w in blocks] + [rep.get(b.exit, b.exit) for b in counted]
+        old_ends = [t for t in old_ends if t < first]
         for d, level_seeds in enumerate(seeds):
-            live = bytearray(levels[-1]) if levels else bytearray(size)
             old_d, below = old[d], old[d - 1] if d else None
             enters = {g: (below is not None and below[frags[g].start]) if frags[g].costs_depth else old_d[frags[g].start]
                       for pairs in old_calls.values() for _, g in pairs}
+            view = (tuple(enters.values()), bytes(old_d[t] for t in old_ends))
+            if d > 1 and not level_seeds and view == seen_as:
+                levels.append(levels[-1])
+                continue
+            seen_as = view
+            live = bytearray(levels[-1]) if levels else bytearray(size)
             todo = list(level_seeds)
             todo += [s for s, t in to_old if old_d[t]]
             if d:  # what depth 1 lets in anew
@@ -379,6 +400,15 @@ class Program:
                     live[block.first - first:block.first - first + block.size] = block.live_bytes()
             levels.append(live)
         return levels
+
+    def callees(self) -> list[set[int]]:
+        """Per fragment, the fragments its written states call (after ``finish``)."""
+        succ: list[set[int]] = [set() for _ in self.fragments]
+        owner = self.owner
+        for s, called in enumerate(self.written_rows()[2]):
+            if called:
+                succ[owner[s]].update(g for g, _ in called)
+        return succ
 
     def expand_all(self) -> None:
         """Lower every waiting fragment (before pickling: a pickled program is whole)."""
@@ -571,8 +601,8 @@ class Program:
         live = bytearray(self.size)
         finals = list({f.final for f in frags if f.final >= skip})
         # a waiting fragment's start is live where it surely can finish (``defer``)
-        finals += [frags[g].start for g, shallow in self.waiting.items() if shallow]
-        deep = [frags[g].start for g, shallow in self.waiting.items() if not shallow]
+        finals += [frags[g].start for g, shallow in self.waiting.items() if shallow is True]
+        deep = [frags[g].start for g, shallow in self.waiting.items() if shallow is False]
         for t in finals:
             live[t] = 1
         propagate(live, finals + from_base(live, 0, None), None)

@@ -30,7 +30,7 @@ import json
 import math
 
 from . import chardfa
-from .containers import ANY_ORDER_MAX
+from .any_order import ANY_ORDER_MAX
 from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
 from .context import Slot, count_of
 from .keywords import TYPES

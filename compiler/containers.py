@@ -14,6 +14,7 @@ from .build import number_rules
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
 from .merge import both, constraints
+from .any_order import ANY_ORDER_MAX
 from .one_of import pinned_values
 from .values import json_equal
 from .refs import child
@@ -24,7 +25,6 @@ MAX_WITNESSES = 6  # 'some member' constraints met by additional properties of o
 MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each
 MAX_INTEGER_VALUES = 64  # integers between bounds read as a finite set of item values
 COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)
-ANY_ORDER_MAX = 10  # named properties up to which property_order="any" tracks which were written (2**n states)
 
 
 def item_cases(items, also: list) -> list:
@@ -299,9 +299,11 @@ class ContainerLowering:
         full = (1 << len(wanted)) - 1
         named = [m for m in members if m[1] is not False]
         # one name alone has an order only against additional keys, which may come before it
-        if self.options.property_order == "any" and (len(named) > 1 or extras) and 0 < len(named) <= ANY_ORDER_MAX:
-            self.any_order_members(named, extras, witnesses, full, lo, hi, cap, src, dst)
-            return
+        if self.options.property_order == "any" and (len(named) > 1 or extras) and named:
+            if len(named) <= ANY_ORDER_MAX:
+                return self.grid_members(named, extras, witnesses, full, lo, hi, cap, src, dst)
+            if self.lazy_order and not witnesses and self.lazy_members(named, extras, lo, hi, cap, slot, src, dst):
+                return
         grid = [[self.state(src) for _ in range(cap + 1)] for _ in range(len(members) + 1)]
         self.prog.text(src, b"{", grid[0][0])
         end = self.state(src)
@@ -379,40 +381,6 @@ class ContainerLowering:
         for p in patterns:  # (keys no validator matches them on)
             out = chardfa.difference(out, self.key_pattern(p, slot, either=True))
         return out, ("outside", names, patterns)
-
-    def any_order_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
-                          dst: int) -> None:
-        """An object whose named properties come in any order, each at most once: one state per
-        set of names already written and count of members (capped as in schema order), additional
-        members anywhere between them. There are 2**n such states, so each holds only calls: to a
-        shared separator, then to the members not written yet, and an epsilon to one shared end."""
-        n = len(named)
-        members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
-        required = sum(1 << i for i, m in enumerate(named) if m[3])
-        grid = {(seen, c, f): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)
-                for f in range(full + 1)}  # f: the witnesses of 'some member' written, as a bit mask
-        self.prog.text(src, b"{", grid[0, 0, 0])
-        closing, end = self.state(src), self.state(src)
-        self.ws(closing, end)
-        separators = [self.shared(("separator", count), lambda a, b, k=count: self.prog.epsilon(self.separated(a, k), b))
-                      for count in (0, 1)]
-        for (seen, c, f), here in grid.items():
-            if c >= lo and seen & required == required and f == full:
-                self.prog.epsilon(here, closing)
-            if hi is not None and c >= hi:
-                continue
-            after = min(c + 1, cap)
-            start = self.state(src)  # one separator, then any member not written yet
-            self.prog.call(here, separators[min(c, 1)], start)
-            for i, member in enumerate(members):
-                if not seen >> i & 1:
-                    self.prog.call(start, member, grid[seen | 1 << i, after, f])
-            for member in extras:
-                self.prog.call(start, member, grid[seen, after, f])
-            for member, found in witnesses:
-                if found | f != f:
-                    self.prog.call(start, member, grid[seen, after, f | found])
-        self.prog.text(end, b"}", dst)
 
     def named_member(self, name: str, sub, where: Slot) -> int:
         """One fragment per name and value schema, shared by every object that has that member

@@ -16,7 +16,7 @@ class Options:
     whitespace: str = "bounded"  # "compact" | "bounded" | "flexible"
     max_whitespace: int = 4  # consecutive whitespace characters in "bounded" mode
     strict: bool = False  # additionalProperties absent means false
-    property_order: str = "schema"  # "schema" | "any" (objects of at most ANY_ORDER_MAX named properties)
+    property_order: str = "schema"  # "schema" | "any" (objects of at most LAZY_ORDER_MAX named properties)
     max_depth: int = 16  # recursive frames ($ref cycles, nested free JSON)
     max_states: int = 500_000
     max_seconds: float = 20.0

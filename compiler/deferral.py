@@ -22,7 +22,8 @@ import json
 from .build import number_rules
 from .ir import NumberRules
 from .values import has_type, is_number, json_type
-from .containers import ANY_ORDER_MAX, MAX_CONTAINS, item_cases
+from .any_order import ANY_ORDER_MAX
+from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS

@@ -6,14 +6,16 @@ import json
 import os
 import queue
 import threading
+import time
 from collections import OrderedDict, deque
 
 from automaton.collector import collector_paused
 from automaton.dfa import DEAD, LazyDFA
-from automaton.program import Program
+from automaton.program import STAND_IN, Program
 
 from .errors import InvalidSchema
 from .load import load_schema
+from .any_order import LazyOrderRefused
 from .lower import Lowering, Options
 from .refs import SchemaDocument
 
@@ -87,16 +89,21 @@ class Grammar:
 
     def __getstate__(self):
         with self.automaton._lock:
+            if STAND_IN in self.program.waiting.values():  # sets of names written: 2**n may wait
+                return {"program": None, "options": self.options, "schema": self.schema}
             self.program.expand_all()  # a pickled grammar is whole: nothing left to lower later
         return {"program": self.program, "options": self.options, "warnings": self.warnings, "schema": self.schema}
 
     def __setstate__(self, state):
+        if state["program"] is None:  # lowered again where it lands
+            state = {**state, **dict(zip(("program", "warnings"), lowered(state["schema"], state["options"])))}
         self.__init__(state["program"], state["options"], state["warnings"], state["schema"])
 
     def __repr__(self) -> str:
         return f"<Grammar: {self.program.size} program states, {self.automaton.num_states} automaton states built>"
 
 
+LOWERINGS_MAX = 3  # lowerings of a schema, the objects refused any order (``any_order.py``) fewer in each
 _CACHE: OrderedDict[str, Grammar] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 CACHE_SIZE = 64
@@ -165,7 +172,7 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
     Compiling the same schema with the same options twice returns the same grammar, whose lazily
     built automaton (and the token masks hung on it) is then shared; ``cache=False`` compiles anew.
     ``property_order="any"`` accepts the named properties of an object in any order (each once),
-    for objects of at most ``ANY_ORDER_MAX`` of them; larger ones keep the schema's order.
+    for objects of at most ``LAZY_ORDER_MAX`` of them (``any_order.py`` says which keep the schema's order).
     """
     options = Options(whitespace=whitespace, strict=strict, property_order=property_order, **limits)
     root = load_schema(schema, resources)
@@ -181,11 +188,9 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
             if hit is not None:
                 _CACHE.move_to_end(key)
                 return hit
-    document = SchemaDocument(root)
     with collector_paused():
-        lowering = Lowering(document, options)  # (which reads the document first: ``build``)
-        program = lowering.compile()
-        grammar = Grammar(program, options, lowering.warnings, root)
+        program, warnings = lowered(root, options)
+        grammar = Grammar(program, options, warnings, root)
     if key is not None:
         with _CACHE_LOCK:
             _CACHE[key] = grammar
@@ -193,6 +198,18 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
         if evicted:
             _free_later(evicted)
     return grammar
+
+
+def lowered(root, options: Options) -> tuple[Program, list[str]]:
+    """The program of a loaded schema and the warnings lowering it gave."""
+    schema_ordered, deadline = frozenset(), time.monotonic() + options.max_seconds
+    for attempt in range(LOWERINGS_MAX):  # the last with every large object in schema order
+        lowering = Lowering(SchemaDocument(root), options,  # (which reads the document first: ``build``)
+                            schema_ordered=schema_ordered if attempt < LOWERINGS_MAX - 1 else None, deadline=deadline)
+        try:
+            return lowering.compile(), lowering.warnings
+        except LazyOrderRefused as refused:  # large objects in any order on a call cycle: in schema order
+            schema_ordered |= refused.args[0]
 
 
 __all__ = ["Grammar", "compile", "InvalidSchema"]

@@ -18,6 +18,7 @@ from automaton.program import Program, ProgramTooLarge
 
 from . import chardfa
 from .alive import AliveObjects, ObjectChoice
+from .any_order import AnyOrderLowering, Rest
 from .containers import ContainerLowering
 from .deferral import Deferral
 from .context import REGEX_DIALECT, Options, Slot
@@ -45,8 +46,9 @@ ROOT = Slot("")  # where the deferral meets what it judges (no $id below the roo
 MET_ROUNDS = 8  # meetings of one schema taken up again by ``met`` (the rest left to ``value``)
 
 
-class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
-    def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
+class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects):
+    def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True,
+                 schema_ordered: frozenset | None = frozenset(), deadline: float | None = None):
         self.doc = document
         self.options = options
         # the document read into nodes (checked, each keyword once), then what the lowering writes
@@ -72,7 +74,8 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         self._either_keys: dict[str, object] = {}  # pattern -> the keys some validator matches it on
         self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
         self._separated: dict[tuple[int, int], int] = {}  # (place, count) -> past its separator
-        self._deadline = time.monotonic() + options.max_seconds
+        # (a schema lowered again, large objects in schema order, keeps its first deadline)
+        self._deadline = time.monotonic() + options.max_seconds if deadline is None else deadline
         self._timed = True  # compiling: past the deadline, refuse (what waits is lowered untimed)
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
@@ -86,7 +89,12 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
                                  lambda schema: me.met(schema, ROOT, quiet=True),
                                  self._shapes.of, lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
-        self._waiting: dict[int, tuple] = {}
+        self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
+        # large objects in any order as waiting sets of names written (``any_order.py``)
+        # (but those ``schema_ordered`` names by ``context.where``, and all where it is None)
+        self.lazy_order = schema_ordered is not None and self.deferral is not None
+        self.schema_ordered = schema_ordered or frozenset()
+        self.families: list = []
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
         self._one_of_cases: dict[int, str] = {}  # id of a oneOf's branches made an anyOf's -> "oneOf"
         self.not_alive: set = set()  # oneOfs and nots not decided member by member (``alive.py``)
@@ -99,10 +107,13 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
             root = self.fragment(self.doc.root, Slot(""))
             self._lower_queue(root)
             if self.prog.weight + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:
-                while self._waiting:  # what waits may not fit the budget: lowered now, refused now if too large
-                    frag, (schema, slot, _) = self._waiting.popitem()
-                    del self.prog.waiting[frag]
-                    self._queue.append((frag, schema, slot))
+                # what waits may not fit the budget: lowered now, refused now if too large (a set
+                # of names written is small and lowered where reached: 2**n of them may wait)
+                while schemas := [frag for frag, (schema, _, _) in self._waiting.items() if not isinstance(schema, Rest)]:
+                    for frag in schemas:
+                        schema, slot, _ = self._waiting.pop(frag)
+                        del self.prog.waiting[frag]
+                        self._queue.append((frag, schema, slot))
                     self._lower_queue(root, defer=False)
         except ProgramTooLarge as exc:
             raise SchemaTooComplex(self._slot.pointer, str(exc), self._slot.via) from None
@@ -114,6 +125,8 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         self._timed = False
         prog = self.prog
         prog.finish(root)
+        if self.families:
+            self.check_families(prog)
         if not prog.root_is_live():
             slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")
             raise Unsatisfiable(slot.pointer, why, slot.via)
@@ -152,7 +165,10 @@ class Lowering(ScalarLowering, ContainerLowering, AliveObjects):
         schema, slot, _ = self._waiting.pop(frag)
         self.prog, self._slot = prog, slot
         try:
-            self.value(schema, slot, start, final)
+            if isinstance(schema, Rest):
+                self.write_rest(schema, start, final)
+            else:
+                self.value(schema, slot, start, final)
             self._lower_queue(-1)  # untimed: the compile is over
         finally:
             self.prog = None

@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     gen.add_argument("--context", type=int, default=2048)
     gen.add_argument("--whitespace", default="compact", choices=["compact", "bounded", "flexible"])
     gen.add_argument("--property-order", default="schema", choices=["schema", "any"],
-                     help="'any': named properties in any order (objects of up to 10 of them)")
+                     help="'any': named properties in any order (objects of up to 512 of them)")
     gen.add_argument("--dialect", default="portable", choices=["portable", "spec"],
                      help="portable: only what python-jsonschema, jsonschema-rs and Ajv all accept")
     gen.add_argument("prompt")

@@ -2,13 +2,18 @@
 
 import itertools
 import json
+import pickle
+import random
 
 import jsonschema
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import constrain
-from compiler.containers import ANY_ORDER_MAX
+import compiler.containers
+from compiler.any_order import ANY_ORDER_MAX, LAZY_ORDER_MAX
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"},
                                            "d": {"type": "null"}},
@@ -23,12 +28,22 @@ def _instances(names):
             yield json.dumps({k: VALUES[k] for k in subset})
 
 
+@pytest.fixture(params=["grid", "lazy"])
+def sets_written(request, monkeypatch):
+    """Each way of tracking the names written: states made at compile, or (every object past one
+    name) a fragment per set made where a generation reaches it."""
+    if request.param == "lazy":
+        monkeypatch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+    return request.param
+
+
 @pytest.mark.parametrize("extra", [True, False])
-@pytest.mark.parametrize("bounds", [{}, {"minProperties": 3}, {"maxProperties": 3}])
-def test_any_order_accepts_exactly_the_valid_objects_in_every_order(extra, bounds):
+@pytest.mark.parametrize("bounds", [{}, {"minProperties": 3}, {"minProperties": 4}, {"maxProperties": 3},
+                                    {"maxProperties": 2}])
+def test_any_order_accepts_exactly_the_valid_objects_in_every_order(extra, bounds, sets_written):
     """Against python-jsonschema, every subset of the names (and an additional one) in every order."""
     schema = {**SCHEMA, "additionalProperties": extra, **bounds}
-    grammar = constrain.compile(schema, property_order="any")
+    grammar = constrain.compile(schema, property_order="any", cache=False)
     validator = jsonschema.Draft202012Validator(schema)
     checked = 0
     for text in _instances(["a", "b", "c", "d", "z"]):
@@ -38,11 +53,13 @@ def test_any_order_accepts_exactly_the_valid_objects_in_every_order(extra, bound
     assert grammar.find_trap() is None
 
 
-def test_any_order_lets_additional_keys_come_before_a_single_name():
+def test_any_order_lets_additional_keys_come_before_a_single_name(sets_written):
     """One named property beside additional keys: the names may still come in any order."""
     for schema in ({"properties": {"b": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}, "required": ["b"]},
-                   {"properties": {"b": {"type": "string"}}, "additionalProperties": False}):
-        grammar = constrain.compile(schema, property_order="any")
+                   {"properties": {"b": {"type": "string"}}, "additionalProperties": False},
+                   {"properties": {"b": {"type": "string"}, "d": {"type": "null"}}, "required": ["d"],
+                    "patternProperties": {"^z": {"type": "array"}}, "minProperties": 3}):
+        grammar = constrain.compile(schema, property_order="any", cache=False)
         validator = jsonschema.Draft202012Validator(schema)
         for text in _instances(["b", "z", "d"]):
             assert grammar.accepts(text) == validator.is_valid(json.loads(text)), (schema, text)
@@ -59,16 +76,63 @@ def test_schema_order_stays_the_default_and_keys_come_once():
     assert not free.accepts('{"c": true, "b": "x"}')  # "a" is required
 
 
-def test_objects_beyond_the_limit_keep_the_schema_order():
-    """Tracking which names were written costs 2**n states: past ANY_ORDER_MAX names the order is fixed."""
-    names = [f"p{i}" for i in range(ANY_ORDER_MAX + 1)]
-    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
-    grammar = constrain.compile(schema, property_order="any")
-    assert grammar.accepts(json.dumps({n: 1 for n in names}))
-    assert not grammar.accepts(json.dumps({n: 1 for n in reversed(names)}))
-    small = constrain.compile({"type": "object", "properties": {n: {"type": "integer"} for n in names[:-1]}},
-                              property_order="any")
-    assert small.accepts(json.dumps({n: 1 for n in reversed(names[:-1])}))
+def test_large_objects_take_any_order_set_by_set():
+    """Past ANY_ORDER_MAX names the sets written are fragments made where a generation reaches them:
+    compiling stays linear in the names, and every order of every subset is judged as the spec does."""
+    names = [f"p{i}" for i in range(40)]
+    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "required": names[::7],
+              "additionalProperties": False}
+    grammar = constrain.compile(schema, property_order="any", cache=False)
+    assert grammar.program.size < 2_000
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(7)
+    for _ in range(200):
+        subset = rng.sample(names, rng.randint(0, len(names)))
+        doc = {n: 1 for n in subset}
+        assert grammar.accepts(json.dumps(doc)) == validator.is_valid(doc), subset
+    assert grammar.accepts(json.dumps({n: 1 for n in reversed(names)}))
+    assert not grammar.accepts('{"p0": 1, "p7": 1, "p14": 1, "p21": 1, "p28": 1, "p35": 1, "p0": 1}')
+    assert grammar.find_trap(budget=3_000) is None
+    assert not constrain.compile(schema, property_order="any", lazy=False).accepts(json.dumps({n: 1 for n in reversed(names)}))
+
+
+def test_a_large_object_in_any_order_pickles_as_its_schema():
+    """Its sets may number 2**n: a pickled grammar carries the schema, lowered again where it lands."""
+    names = [f"p{i}" for i in range(ANY_ORDER_MAX + 5)]
+    schema = {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": names[:2]}
+    grammar = constrain.compile(schema, property_order="any", cache=False)
+    back = pickle.loads(pickle.dumps(grammar))
+    doc = json.dumps({n: "x" for n in reversed(names)})
+    assert back.accepts(doc) and grammar.accepts(doc)
+    assert not back.accepts(json.dumps({n: "x" for n in names[1:]}))
+
+
+def test_a_large_object_on_a_recursion_keeps_the_schema_order():
+    """Where a member's value holds the object again its sets cannot wait (they would lie on a call
+    cycle no frame counts): that object keeps the schema's order, the others any order."""
+    names = [f"p{i}" for i in range(ANY_ORDER_MAX + 2)]
+    flat = {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
+    schema = {"type": "object", "properties": {**{n: {"type": "integer"} for n in names}, "child": {"$ref": "#"},
+                                               "flat": flat}, "additionalProperties": False}
+    grammar = constrain.compile(schema, property_order="any", cache=False)
+    inner = {"flat": {n: 1 for n in reversed(names)}}
+    assert grammar.accepts(json.dumps({**{n: 2 for n in names}, "child": inner}))
+    assert not grammar.accepts(json.dumps({"child": inner, **{n: 2 for n in names}}))
+    assert grammar.find_trap() is None
+
+
+def test_many_names_in_any_order_stay_linear_and_past_the_bound_keep_the_schema_order():
+    """At LAZY_ORDER_MAX names: compiled in about the states of the schema's order, each set lowered
+    where it is reached (in time linear in the names); past it, the schema's order."""
+    names = [f"k{i}" for i in range(LAZY_ORDER_MAX)]
+    schema = {"properties": {n: {"type": "boolean"} for n in names}, "required": names[:3]}
+    grammar = constrain.compile(schema, property_order="any", cache=False)
+    assert grammar.program.size < 1.2 * constrain.compile(schema, cache=False).program.size
+    doc = {n: True for n in reversed(names[:40])}
+    assert grammar.accepts(json.dumps(doc)) and not grammar.accepts(json.dumps(dict(list(doc.items())[:-1])))
+    schema["properties"]["one_more"] = {}
+    past = constrain.compile(schema, property_order="any", cache=False)
+    assert past.accepts(json.dumps({n: True for n in names[:3]})) and not past.accepts(json.dumps({n: True for n in names[2::-1]}))
 
 
 def test_property_order_must_be_schema_or_any():
@@ -76,12 +140,12 @@ def test_property_order_must_be_schema_or_any():
         constrain.compile(SCHEMA, property_order="sorted")
 
 
-def test_any_order_masks_equal_the_brute_force_answer(vocabulary):
+def test_any_order_masks_equal_the_brute_force_answer(vocabulary, sets_written):
     from test_masks import brute_force
     from automaton.index import token_index
 
     grammar = constrain.compile({**SCHEMA, "additionalProperties": False}, property_order="any",
-                                whitespace="flexible")
+                                whitespace="flexible", cache=False)
     index = token_index(grammar, vocabulary)
     for text in (b"{", b'{"c": true', b'{"c": true, "', b'{"d": null, "a": 1,'):
         state = grammar.automaton.walk(text)
@@ -117,3 +181,49 @@ def test_branches_that_only_speak_of_declared_names_keep_the_schema_order():
     based = {"type": "object", "properties": {"d": {}}, "allOf": [{"properties": {"base": {}}}]}
     grammar = constrain.compile(based, whitespace="compact", cache=False)
     assert grammar.accepts('{"base":1,"d":2}') and not grammar.accepts('{"d":2,"base":1}')
+
+
+TREE = {"type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
+        "required": ["v"], "additionalProperties": False}
+MEMBER_VALUES = {  # a value schema, and values of the instances (meeting it or not)
+    "int": ({"type": "integer"}, [1, "x"]),
+    "any": ({}, [None, [[1]], {"a": [{}]}]),
+    "obj": ({"type": "object", "properties": {"x": {"type": "integer"}, "y": {}}, "required": ["x"]},
+            [{"x": 1}, {"y": 2, "x": 3}, {"y": 1}]),
+    "tree": ({"$ref": "#/$defs/tree"}, [{"v": 1}, {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3}]}]}, {"kids": []}]),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(sorted(MEMBER_VALUES)), min_size=2, max_size=5), st.data())
+def test_sets_made_where_reached_agree_with_the_spec(kinds, data):
+    """Objects past the bound (patched to one name) whose members hold free values, nested objects
+    and a recursive definition: every order of every subset, with values that meet their schemas
+    or not, is judged as python-jsonschema does; at a depth small enough to bind, as the grid made
+    at compile judges it; and no state is a dead end."""
+    names = [f"n{i}" for i in range(len(kinds))]
+    required = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
+    bounds = data.draw(st.sampled_from([{}, {"minProperties": len(required) + 1}, {"maxProperties": len(required) + 1}]))
+    extra = data.draw(st.sampled_from([True, False, {"type": "string"}]))
+    schema = {"$defs": {"tree": TREE}, "type": "object", "properties": {n: MEMBER_VALUES[k][0] for n, k in zip(names, kinds)},
+              "required": required, "additionalProperties": extra, **bounds}
+    try:
+        grid = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
+    except constrain.Unsatisfiable:  # more properties asked than the closed object has
+        with pytest.MonkeyPatch.context() as patch, pytest.raises(constrain.Unsatisfiable):
+            patch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+            constrain.compile(schema, property_order="any", cache=False)
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+        lazy = constrain.compile(schema, property_order="any", cache=False)
+        shallow = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
+    validator = jsonschema.Draft202012Validator(schema)
+    for _ in range(30):
+        chosen = data.draw(st.permutations(names + ["zz"]))[:data.draw(st.integers(0, len(names) + 1))]
+        doc = {n: data.draw(st.sampled_from(MEMBER_VALUES[kinds[names.index(n)]][1] if n != "zz" else ["s", 5]))
+               for n in chosen}
+        text = json.dumps(doc)
+        assert lazy.accepts(text) == validator.is_valid(doc), (schema, text)
+        assert shallow.accepts(text) == grid.accepts(text), (schema, text)
+    assert lazy.find_trap(budget=1_000) is None and shallow.find_trap(budget=1_000) is None

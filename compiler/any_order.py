@@ -1,0 +1,208 @@
+"""Objects whose named properties may come in any order (``property_order="any"``), each at most once.
+
+Which names were written is the state: 2**n sets. Up to ``ANY_ORDER_MAX`` names they are written
+out at compile (``grid_members``). Past it, one fragment per set and count of members is made when
+a generation first reaches it (``lazy_members``): a generation passes n + 1 sets at most, each
+lowered in time linear in n (a Kubernetes resource, a linter's configuration: MaskBench's objects
+have up to 70 names and more). Past ``LAZY_ORDER_MAX`` names (about 10 ms a member written at 500)
+the object keeps the schema's order.
+
+A set's fragment waits with a *stand-in* (``Program.stand_in``, one per object): a call of the
+required members in turn, then of as many distinct other members as ``minProperties`` asks beyond
+them. It finishes where the object can be written at all, at every depth; every set a generation
+can reach can finish there too (it reached the set over members it wrote, so they can finish
+where it stands, and fewer are wanted past them). The sets must lie on no call cycle once
+lowered: where a member's value holds the object again (found once the program is finished,
+``check_families``), the schema is lowered again with that object in the schema's order
+(``LazyOrderRefused``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .context import where
+
+ANY_ORDER_MAX = 10  # named properties up to which the sets written are states made at compile (2**n)
+LAZY_ORDER_MAX = 512  # and up to which a set's fragment is made where reached (each in time linear in n)
+
+
+class LazyOrderRefused(Exception):
+    """Large objects whose members reach a call cycle: their sets cannot wait (lower them in schema
+    order); ``args[0]``, where they are (``Family.where``)."""
+
+
+@dataclass
+class Family:
+    """One object's members, to lower the fragment of each set of names written (``rest``)."""
+
+    members: list[int]      # the named members' fragments, in the schema's order
+    required: int           # the required ones, a bit per member
+    extras: list[int]       # additional members' fragments (any number of each, anywhere)
+    lo: int
+    hi: int | None
+    cap: int                # counts of members past which nothing changes (as in schema order)
+    stand_in: int           # the required members in turn: what a waiting set's liveness stands on
+    slot: object
+    where: str              # the object's pointer and the references that led there (``context.where``)
+    rests: dict = field(default_factory=dict)  # (set, count) -> its fragment
+
+
+@dataclass(frozen=True)
+class Rest:
+    """What a waiting set's fragment is lowered from (``Lowering.expand``)."""
+
+    family: Family
+    seen: int
+    count: int
+
+
+class AnyOrderLowering:
+    """Mixin of ``Lowering``: named members in any order, each once."""
+
+    def separator(self, count: int) -> int:
+        """A fragment of what comes before a member: whitespace after ``{`` (``count`` 0), else a comma."""
+        count = min(count, 1)
+        return self.shared(("separator", count), lambda a, b: self.prog.epsilon(self.separated(a, count), b))
+
+    def grid_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
+                     dst: int) -> None:
+        """One state per set of names already written and count of members (capped as in schema
+        order), additional members anywhere between them. There are 2**n such states, so each holds
+        only calls: to a shared separator, then to the members not written yet, and an epsilon to
+        one shared end."""
+        n = len(named)
+        members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
+        required = sum(1 << i for i, m in enumerate(named) if m[3])
+        grid = {(seen, c, f): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)
+                for f in range(full + 1)}  # f: the witnesses of 'some member' written, as a bit mask
+        self.prog.text(src, b"{", grid[0, 0, 0])
+        closing, end = self.state(src), self.state(src)
+        self.ws(closing, end)
+        for (seen, c, f), here in grid.items():
+            if c >= lo and seen & required == required and f == full:
+                self.prog.epsilon(here, closing)
+            if hi is not None and c >= hi:
+                continue
+            after = min(c + 1, cap)
+            start = self.state(src)  # one separator, then any member not written yet
+            self.prog.call(here, self.separator(c), start)
+            for i, member in enumerate(members):
+                if not seen >> i & 1:
+                    self.prog.call(start, member, grid[seen | 1 << i, after, f])
+            for member in extras:
+                self.prog.call(start, member, grid[seen, after, f])
+            for member, found in witnesses:
+                if found | f != f:
+                    self.prog.call(start, member, grid[seen, after, f | found])
+        self.prog.text(end, b"}", dst)
+
+    def lazy_members(self, named, extras, lo: int, hi: int | None, cap: int, slot, src: int, dst: int) -> bool:
+        """The object as a family of waiting fragments, one per set of names written (the module's
+        docstring); False where ``maxProperties`` leaves no room for the required members."""
+        required = sum(1 << i for i, m in enumerate(named) if m[3])
+        if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < required.bit_count()) or where(slot) in self.schema_ordered:
+            return False
+        members = [self.named_member(name, sub, at) for name, sub, at, _ in named]
+        family = Family(members, required, extras, lo, hi, cap, self.stand_in(members, required, extras, lo), slot,
+                        where(slot))
+        self.families.append(family)
+        start, closed, end = self.state(src), self.state(src), self.state(src)
+        self.prog.text(src, b"{", start)
+        self.prog.call(start, self.rest(family, 0, 0), closed)
+        self.ws(closed, end)
+        self.prog.text(end, b"}", dst)
+        return True
+
+    def stand_in(self, members: list[int], required: int, extras: list[int], lo: int) -> int:
+        """A fragment that finishes where an object can be written at all: each required member,
+        then as many distinct other members (or additional ones) as ``minProperties`` asks beyond
+        them. Where it can, every set a generation reaches can still close (the module's docstring)."""
+        frag = self.prog.new_fragment()
+        f = self.prog.fragments[frag]
+        here = f.start
+        for i, member in enumerate(members):
+            if required >> i & 1:
+                nxt = self.prog.new_state(frag)
+                self.prog.call(here, member, nxt)
+                here = nxt
+        more = max(0, lo - required.bit_count())
+        others = [m for i, m in enumerate(members) if not required >> i & 1]
+        # (other member considered, members picked): each other member taken or passed, in turn
+        grid = [[here if (i, j) == (0, 0) else self.prog.new_state(frag) for j in range(more + 1)]
+                for i in range(len(others) + 1)]
+        for i, row in enumerate(grid):
+            for j, state in enumerate(row):
+                if j == more:
+                    self.prog.epsilon(state, f.final)
+                    continue
+                for extra in extras:
+                    self.prog.call(state, extra, row[j + 1])
+                if i < len(others):
+                    self.prog.epsilon(state, grid[i + 1][j])
+                    self.prog.call(state, others[i], grid[i + 1][j + 1])
+        return frag
+
+    def rest(self, family: Family, seen: int, count: int) -> int:
+        """The fragment of the rest of an object with the names ``seen`` and ``count`` members
+        written: made waiting, its stand-in a call of the required members."""
+        frag = family.rests.get((seen, count))
+        if frag is None:
+            frag = family.rests[seen, count] = self.prog.new_fragment()
+            f = self.prog.fragments[frag]
+            self.prog.call(f.start, family.stand_in, f.final)
+            self.prog.stand_in(frag)
+            self._waiting[frag] = (Rest(family, seen, count), family.slot, 0)
+        return frag
+
+    def write_rest(self, rest: Rest, start: int, final: int) -> None:
+        """The body of a set's fragment: close, or a separator, then a member not written yet (or
+        an additional one) and the rest after it."""
+        family, seen, count = rest.family, rest.seen, rest.count
+        if count >= family.lo and seen & family.required == family.required:
+            self.prog.epsilon(start, final)
+        if family.hi is not None and count >= family.hi:
+            return
+        after = min(count + 1, family.cap)
+        past = self.state(start)
+        self.prog.call(start, self.separator(count), past)
+
+        def then(member: int, written: int) -> None:
+            needed = (family.required & ~written).bit_count()
+            if family.hi is not None and after + needed > family.hi:
+                return  # the required members left no longer fit
+            back = self.state(start)
+            self.prog.call(past, member, back)
+            self.prog.call(back, self.rest(family, written, after), final)
+
+        for i, member in enumerate(family.members):
+            if not seen >> i & 1:
+                then(member, seen | 1 << i)
+        for member in family.extras:
+            if after == count:  # the count stays: the same set, looping here
+                self.prog.call(past, member, start)
+            else:
+                then(member, seen)
+
+    def check_families(self, prog) -> None:
+        """Raise ``LazyOrderRefused`` naming the families whose sets, once lowered, would lie on a
+        call cycle: a member's value holds the object again (a recursion no frame would count)."""
+        succ = prog.callees()
+        family_of = {g: f for f, family in enumerate(self.families) for g in family.rests.values()}
+        # what a family's sets will call once lowered: its members, additional members and stand-in
+        calls = [family.members + family.extras + [family.stand_in] for family in self.families]
+        refused = set()
+        for f, first in enumerate(calls):
+            seen: set[int] = set()
+            todo = list(first)
+            while todo:
+                g = todo.pop()
+                if g in seen:
+                    continue
+                seen.add(g)
+                if family_of.get(g) == f:
+                    refused.add(self.families[f].where)
+                    break
+                todo.extend(calls[family_of[g]] if g in family_of else succ[g])
+        if refused:
+            raise LazyOrderRefused(refused)
