@@ -180,7 +180,8 @@ class Program:
     def stand_in(self, fragment: int) -> None:
         """Let ``fragment`` be lowered when first entered, what is written in it now standing in
         for its liveness: never walked, it must finish nowhere the lowered fragment cannot (each
-        ``enter`` checks so at every depth), and the lowered fragment lie on no call cycle."""
+        ``enter`` checks so at every depth), and call what the lowered fragment will (so that call
+        cycles through it are known at ``finish``); it and what it makes count no frames."""
         self.waiting[fragment] = STAND_IN
 
     def counted_block(self, src: int, block: CountedBlock) -> None:
@@ -274,8 +275,8 @@ class Program:
     def _close_segment(self, segment: Program, first: int, n_frags: int, n_counted: int, n_blocks: int, g: int,
                        start: int, final: int) -> tuple[tuple, list[bytearray]]:
         """Number the segment's counted blocks, freeze its rows, grow the per-state flags and
-        compute its liveness at every depth the program has levels for (it lies on no cycle);
-        return its rows and those levels."""
+        compute its liveness at every depth the program has levels for (its fragments count no
+        frames); return its rows and those levels."""
         written = len(segment.owner)
         nxt = written
         for block in self.counted[n_counted:]:
@@ -285,7 +286,7 @@ class Program:
             segment.eps[src].append(block.entry)
         rows = tuple(tuple(map(tuple, table)) for table in (segment.edges, segment.eps, segment.calls))
         new = self.fragments[n_frags:]
-        assert not any(f.costs_depth for f in new), "a waiting fragment reached a call cycle"
+        assert not any(f.costs_depth for f in new), "a waiting fragment made a fragment that counts frames"
         finals = [final] + [f.final for f in new]
         self.costs += bytes(nxt - first)
         is_final = bytearray(nxt - first)
@@ -400,15 +401,6 @@ class Program:
                     live[block.first - first:block.first - first + block.size] = block.live_bytes()
             levels.append(live)
         return levels
-
-    def callees(self) -> list[set[int]]:
-        """Per fragment, the fragments its written states call (after ``finish``)."""
-        succ: list[set[int]] = [set() for _ in self.fragments]
-        owner = self.owner
-        for s, called in enumerate(self.written_rows()[2]):
-            if called:
-                succ[owner[s]].update(g for g, _ in called)
-        return succ
 
     def expand_all(self) -> None:
         """Lower every waiting fragment (before pickling: a pickled program is whole)."""

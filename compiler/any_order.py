@@ -11,25 +11,18 @@ A set's fragment waits with a *stand-in* (``Program.stand_in``, one per object):
 required members in turn, then of as many distinct other members as ``minProperties`` asks beyond
 them. It finishes where the object can be written at all, at every depth; every set a generation
 can reach can finish there too (it reached the set over members it wrote, so they can finish
-where it stands, and fewer are wanted past them). The sets must lie on no call cycle once
-lowered: where a member's value holds the object again (found once the program is finished,
-``check_families``), the schema is lowered again with that object in the schema's order
-(``LazyOrderRefused``).
+where it stands, and fewer are wanted past them). The stand-in also calls every other member on a
+way that never finishes: a member whose value holds the object again puts the object on a call
+cycle at compile, as its sets will, so that its frames are counted. The sets' fragments count no
+frame of their own (as a member's does not): they sit inside the object's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .context import where
-
 ANY_ORDER_MAX = 10  # named properties up to which the sets written are states made at compile (2**n)
 LAZY_ORDER_MAX = 512  # and up to which a set's fragment is made where reached (each in time linear in n)
-
-
-class LazyOrderRefused(Exception):
-    """Large objects whose members reach a call cycle: their sets cannot wait (lower them in schema
-    order); ``args[0]``, where they are (``Family.where``)."""
 
 
 @dataclass
@@ -44,7 +37,6 @@ class Family:
     cap: int                # counts of members past which nothing changes (as in schema order)
     stand_in: int           # the required members in turn: what a waiting set's liveness stands on
     slot: object
-    where: str              # the object's pointer and the references that led there (``context.where``)
     rests: dict = field(default_factory=dict)  # (set, count) -> its fragment
 
 
@@ -101,12 +93,10 @@ class AnyOrderLowering:
         """The object as a family of waiting fragments, one per set of names written (the module's
         docstring); False where ``maxProperties`` leaves no room for the required members."""
         required = sum(1 << i for i, m in enumerate(named) if m[3])
-        if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < required.bit_count()) or where(slot) in self.schema_ordered:
+        if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < required.bit_count()):
             return False
         members = [self.named_member(name, sub, at) for name, sub, at, _ in named]
-        family = Family(members, required, extras, lo, hi, cap, self.stand_in(members, required, extras, lo), slot,
-                        where(slot))
-        self.families.append(family)
+        family = Family(members, required, extras, lo, hi, cap, self.stand_in(members, required, extras, lo), slot)
         start, closed, end = self.state(src), self.state(src), self.state(src)
         self.prog.text(src, b"{", start)
         self.prog.call(start, self.rest(family, 0, 0), closed)
@@ -117,10 +107,15 @@ class AnyOrderLowering:
     def stand_in(self, members: list[int], required: int, extras: list[int], lo: int) -> int:
         """A fragment that finishes where an object can be written at all: each required member,
         then as many distinct other members (or additional ones) as ``minProperties`` asks beyond
-        them. Where it can, every set a generation reaches can still close (the module's docstring)."""
-        frag = self.prog.new_fragment()
+        them. Where it can, every set a generation reaches can still close (the module's docstring);
+        every other member is called on a way that never finishes (what the sets will call)."""
+        frag = self.prog.new_fragment(counted=False)
         f = self.prog.fragments[frag]
         here = f.start
+        nowhere = self.prog.new_state(frag)
+        for i, member in enumerate(members + extras):
+            if not required >> i & 1:
+                self.prog.call(here, member, nowhere)
         for i, member in enumerate(members):
             if required >> i & 1:
                 nxt = self.prog.new_state(frag)
@@ -148,7 +143,7 @@ class AnyOrderLowering:
         written: made waiting, its stand-in a call of the required members."""
         frag = family.rests.get((seen, count))
         if frag is None:
-            frag = family.rests[seen, count] = self.prog.new_fragment()
+            frag = family.rests[seen, count] = self.prog.new_fragment(counted=False)  # frames: the object's
             f = self.prog.fragments[frag]
             self.prog.call(f.start, family.stand_in, f.final)
             self.prog.stand_in(frag)
@@ -183,26 +178,3 @@ class AnyOrderLowering:
                 self.prog.call(past, member, start)
             else:
                 then(member, seen)
-
-    def check_families(self, prog) -> None:
-        """Raise ``LazyOrderRefused`` naming the families whose sets, once lowered, would lie on a
-        call cycle: a member's value holds the object again (a recursion no frame would count)."""
-        succ = prog.callees()
-        family_of = {g: f for f, family in enumerate(self.families) for g in family.rests.values()}
-        # what a family's sets will call once lowered: its members, additional members and stand-in
-        calls = [family.members + family.extras + [family.stand_in] for family in self.families]
-        refused = set()
-        for f, first in enumerate(calls):
-            seen: set[int] = set()
-            todo = list(first)
-            while todo:
-                g = todo.pop()
-                if g in seen:
-                    continue
-                seen.add(g)
-                if family_of.get(g) == f:
-                    refused.add(self.families[f].where)
-                    break
-                todo.extend(calls[family_of[g]] if g in family_of else succ[g])
-        if refused:
-            raise LazyOrderRefused(refused)

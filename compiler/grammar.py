@@ -6,7 +6,6 @@ import json
 import os
 import queue
 import threading
-import time
 from collections import OrderedDict, deque
 
 from automaton.collector import collector_paused
@@ -15,7 +14,6 @@ from automaton.program import STAND_IN, Program
 
 from .errors import InvalidSchema
 from .load import load_schema
-from .any_order import LazyOrderRefused
 from .lower import Lowering, Options
 from .refs import SchemaDocument
 
@@ -103,7 +101,6 @@ class Grammar:
         return f"<Grammar: {self.program.size} program states, {self.automaton.num_states} automaton states built>"
 
 
-LOWERINGS_MAX = 3  # lowerings of a schema, the objects refused any order (``any_order.py``) fewer in each
 _CACHE: OrderedDict[str, Grammar] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 CACHE_SIZE = 64
@@ -202,14 +199,8 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
 
 def lowered(root, options: Options) -> tuple[Program, list[str]]:
     """The program of a loaded schema and the warnings lowering it gave."""
-    schema_ordered, deadline = frozenset(), time.monotonic() + options.max_seconds
-    for attempt in range(LOWERINGS_MAX):  # the last with every large object in schema order
-        lowering = Lowering(SchemaDocument(root), options,  # (which reads the document first: ``build``)
-                            schema_ordered=schema_ordered if attempt < LOWERINGS_MAX - 1 else None, deadline=deadline)
-        try:
-            return lowering.compile(), lowering.warnings
-        except LazyOrderRefused as refused:  # large objects in any order on a call cycle: in schema order
-            schema_ordered |= refused.args[0]
+    lowering = Lowering(SchemaDocument(root), options)  # (which reads the document first: ``build``)
+    return lowering.compile(), lowering.warnings
 
 
 __all__ = ["Grammar", "compile", "InvalidSchema"]

@@ -47,8 +47,7 @@ MET_ROUNDS = 8  # meetings of one schema taken up again by ``met`` (the rest lef
 
 
 class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects):
-    def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True,
-                 schema_ordered: frozenset | None = frozenset(), deadline: float | None = None):
+    def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
         self.doc = document
         self.options = options
         # the document read into nodes (checked, each keyword once), then what the lowering writes
@@ -74,8 +73,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self._either_keys: dict[str, object] = {}  # pattern -> the keys some validator matches it on
         self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
         self._separated: dict[tuple[int, int], int] = {}  # (place, count) -> past its separator
-        # (a schema lowered again, large objects in schema order, keeps its first deadline)
-        self._deadline = time.monotonic() + options.max_seconds if deadline is None else deadline
+        self._deadline = time.monotonic() + options.max_seconds
         self._timed = True  # compiling: past the deadline, refuse (what waits is lowered untimed)
         self._slot = Slot("")
         self.evaluation = Evaluation(document)
@@ -90,11 +88,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                                  lambda schema: me.met(schema, ROOT, quiet=True),
                                  self._shapes.of, lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
-        # large objects in any order as waiting sets of names written (``any_order.py``)
-        # (but those ``schema_ordered`` names by ``context.where``, and all where it is None)
-        self.lazy_order = schema_ordered is not None and self.deferral is not None
-        self.schema_ordered = schema_ordered or frozenset()
-        self.families: list = []
+        self.lazy_order = self.deferral is not None  # large objects in any order: sets written wait
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
         self._one_of_cases: dict[int, str] = {}  # id of a oneOf's branches made an anyOf's -> "oneOf"
         self.not_alive: set = set()  # oneOfs and nots not decided member by member (``alive.py``)
@@ -125,8 +119,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self._timed = False
         prog = self.prog
         prog.finish(root)
-        if self.families:
-            self.check_families(prog)
         if not prog.root_is_live():
             slot, why = self.reasons[0] if self.reasons else (Slot(""), "no document can satisfy the schema")
             raise Unsatisfiable(slot.pointer, why, slot.via)

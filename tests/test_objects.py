@@ -107,18 +107,24 @@ def test_a_large_object_in_any_order_pickles_as_its_schema():
     assert not back.accepts(json.dumps({n: "x" for n in names[1:]}))
 
 
-def test_a_large_object_on_a_recursion_keeps_the_schema_order():
-    """Where a member's value holds the object again its sets cannot wait (they would lie on a call
-    cycle no frame counts): that object keeps the schema's order, the others any order."""
+def test_a_large_object_on_a_recursion_takes_any_order_at_every_depth():
+    """A member's value holds the object again: its sets lie on a call cycle, the object's frames
+    counted as in the schema's order (a nesting as deep, no deeper), any order at every depth."""
     names = [f"p{i}" for i in range(ANY_ORDER_MAX + 2)]
-    flat = {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
-    schema = {"type": "object", "properties": {**{n: {"type": "integer"} for n in names}, "child": {"$ref": "#"},
-                                               "flat": flat}, "additionalProperties": False}
-    grammar = constrain.compile(schema, property_order="any", cache=False)
-    inner = {"flat": {n: 1 for n in reversed(names)}}
-    assert grammar.accepts(json.dumps({**{n: 2 for n in names}, "child": inner}))
-    assert not grammar.accepts(json.dumps({"child": inner, **{n: 2 for n in names}}))
-    assert grammar.find_trap() is None
+    schema = {"type": "object", "properties": {**{n: {"type": "integer"} for n in names}, "child": {"$ref": "#"}},
+              "additionalProperties": False}
+
+    def nested(depth: int, ordered: bool) -> dict:
+        doc = {n: depth for n in (names if ordered else reversed(names))}
+        return {**doc, "child": nested(depth - 1, ordered)} if depth else doc
+
+    for max_depth in (2, 4):
+        lazy = constrain.compile(schema, property_order="any", max_depth=max_depth, cache=False)
+        ordered = constrain.compile(schema, max_depth=max_depth, cache=False)
+        for depth in range(max_depth + 2):
+            assert lazy.accepts(json.dumps(nested(depth, False))) == ordered.accepts(json.dumps(nested(depth, True))), depth
+        assert lazy.accepts(json.dumps(nested(max_depth - 1, False)))
+        assert lazy.find_trap() is None
 
 
 def test_many_names_in_any_order_stay_linear_and_past_the_bound_keep_the_schema_order():
@@ -191,14 +197,15 @@ MEMBER_VALUES = {  # a value schema, and values of the instances (meeting it or 
     "obj": ({"type": "object", "properties": {"x": {"type": "integer"}, "y": {}}, "required": ["x"]},
             [{"x": 1}, {"y": 2, "x": 3}, {"y": 1}]),
     "tree": ({"$ref": "#/$defs/tree"}, [{"v": 1}, {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3}]}]}, {"kids": []}]),
+    "self": ({"$ref": "#"}, [{}, {"n0": {"n1": {}}}, {"n0": 1}, {"zz": 5}]),
 }
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(sorted(MEMBER_VALUES)), min_size=2, max_size=5), st.data())
 def test_sets_made_where_reached_agree_with_the_spec(kinds, data):
-    """Objects past the bound (patched to one name) whose members hold free values, nested objects
-    and a recursive definition: every order of every subset, with values that meet their schemas
+    """Objects past the bound (patched to one name) whose members hold free values, nested objects,
+    a recursive definition and the object itself: every order of every subset, with values that meet their schemas
     or not, is judged as python-jsonschema does; at a depth small enough to bind, as the grid made
     at compile judges it; and no state is a dead end."""
     names = [f"n{i}" for i in range(len(kinds))]
