@@ -78,7 +78,7 @@ except ImportError:  # run from a checkout without installing
     import constrain
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conformance import key_order_variants  # noqa: E402  (the sibling script's key-order check)
+from conformance import accepted_in_any_order, key_order_variants  # noqa: E402  (the sibling script's key-order checks)
 from compiler.any_order import LAZY_ORDER_MAX  # noqa: E402
 
 OUTCOMES = ("passing", "compile_error", "validation_error", "invalidation_error", "timeout", "crash")
@@ -151,9 +151,11 @@ def check_text(grammar, schema, tests: list) -> dict:
 
 
 def _key_order_only(grammar, data, schema) -> bool:
-    """A refused valid instance that the grammar accepts with its keys in another order. The
-    variants are compact texts: whitespace is flexible, so only their key order differs."""
-    return any(grammar.accepts(v) for v in key_order_variants(data, schema, SHAPE_TRIES))
+    """A refused valid instance that the grammar accepts with its keys in another order, or that
+    the schema compiled with ``property_order="any"`` accepts. The variants are compact texts:
+    whitespace is flexible, so only their key order differs."""
+    return (any(grammar.accepts(v) for v in key_order_variants(data, schema, SHAPE_TRIES))
+            or accepted_in_any_order(grammar, instance_text(data)))
 
 
 def _context(data: bytes, start: int, end: int) -> str:
