@@ -2,7 +2,8 @@
 keywords (complements, exactly-one, conditionals, contains, objects met with different patterns),
 the unevaluated keywords and the keyword check every compile runs first, JSON equality, the
 shipped format table, lazy lowering, counted blocks (patterns' groups, arrays' items), the
-portable readings under a ``not`` and ``oneOf`` over objects decided member by member, one at a time.
+portable readings under a ``not``, ``oneOf`` over objects decided member by member and objects
+in any order lowered set by set, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -343,6 +344,23 @@ PORTABLE_MUTATIONS = [
      "out_between = settled and bool(differ) and extra is False", "out_between = False"),
 ]
 
+ORDER_TESTS = ["tests/test_objects.py"]
+ORDER_MUTATIONS = [
+    ("any order: a set closes without the required names", "compiler/any_order.py",
+     "if count >= family.lo and seen & family.required == family.required:", "if count >= family.lo:"),
+    ("any order: a name written twice", "compiler/any_order.py",
+     "            if not seen >> i & 1:\n                then(member, seen | 1 << i)",
+     "            if True:\n                then(member, seen | 1 << i)"),
+    ("any order: a set past maxProperties' room for the required names", "compiler/any_order.py",
+     "if family.hi is not None and after + needed > family.hi:", "if False:"),
+    ("any order: the stand-in forgets minProperties past the required names", "compiler/any_order.py",
+     "more = max(0, lo - required.bit_count())", "more = 0"),
+    ("any order: a recursion through the object unseen at compile", "compiler/any_order.py",
+     "                self.prog.call(here, member, nowhere)", "                pass"),
+    ("a waiting fragment's liveness past depth 1 taken as depth 1's", "automaton/program.py",
+     "if d > 1 and not level_seeds and view == seen_as:", "if d > 1:"),
+]
+
 ALIVE_TESTS = ["tests/test_alive.py"]
 ALIVE_MUTATIONS = [
     ("member by member: at least one branch taken for exactly one", "compiler/alive.py",
@@ -390,7 +408,7 @@ def main() -> int:
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
                             (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
                             (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS),
-                            (ALIVE_TESTS, ALIVE_MUTATIONS)]
+                            (ALIVE_TESTS, ALIVE_MUTATIONS), (ORDER_TESTS, ORDER_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

@@ -198,21 +198,24 @@ MEMBER_VALUES = {  # a value schema, and values of the instances (meeting it or 
             [{"x": 1}, {"y": 2, "x": 3}, {"y": 1}]),
     "tree": ({"$ref": "#/$defs/tree"}, [{"v": 1}, {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3}]}]}, {"kids": []}]),
     "self": ({"$ref": "#"}, [{}, {"n0": {"n1": {}}}, {"n0": 1}, {"zz": 5}]),
+    "deep": ({"$ref": "#/$defs/pair"}, [{"k": {}}, {"k": {"p": {"k": {}}}}, {"k": 1}, {}]),  # two frames at least
 }
+PAIR = {"type": "object", "properties": {"k": {"$ref": "#/$defs/back"}}, "required": ["k"], "additionalProperties": False}
+BACK = {"type": "object", "properties": {"p": {"$ref": "#/$defs/pair"}}, "additionalProperties": False}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(sorted(MEMBER_VALUES)), min_size=2, max_size=5), st.data())
 def test_sets_made_where_reached_agree_with_the_spec(kinds, data):
     """Objects past the bound (patched to one name) whose members hold free values, nested objects,
-    a recursive definition and the object itself: every order of every subset, with values that meet their schemas
+    recursive definitions (one needing two frames) and the object itself: every order of every subset, with values that meet their schemas
     or not, is judged as python-jsonschema does; at a depth small enough to bind, as the grid made
     at compile judges it; and no state is a dead end."""
     names = [f"n{i}" for i in range(len(kinds))]
     required = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
     bounds = data.draw(st.sampled_from([{}, {"minProperties": len(required) + 1}, {"maxProperties": len(required) + 1}]))
     extra = data.draw(st.sampled_from([True, False, {"type": "string"}]))
-    schema = {"$defs": {"tree": TREE}, "type": "object", "properties": {n: MEMBER_VALUES[k][0] for n, k in zip(names, kinds)},
+    schema = {"$defs": {"tree": TREE, "pair": PAIR, "back": BACK}, "type": "object", "properties": {n: MEMBER_VALUES[k][0] for n, k in zip(names, kinds)},
               "required": required, "additionalProperties": extra, **bounds}
     try:
         grid = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
