@@ -357,6 +357,8 @@ ORDER_MUTATIONS = [
      "more = max(0, lo - required.bit_count())", "more = 0"),
     ("any order: a recursion through the object unseen at compile", "compiler/any_order.py",
      "                self.prog.call(here, member, nowhere)", "                pass"),
+    ("a cached grammar handed out past half its automaton's bound", "compiler/grammar.py",
+     "if hit is not None and hit.worn():", "if False:"),
     ("a waiting fragment's liveness past depth 1 taken as depth 1's", "automaton/program.py",
      "if d > 1 and not level_seeds and view == seen_as:", "if d > 1:"),
 ]

@@ -85,6 +85,13 @@ class Grammar:
                 return s, paths[s]
         return None
 
+    def worn(self) -> bool:
+        """Whether the automaton built so far holds over ``1 / RENEW_SHARE`` of its bound: a
+        cached grammar that is compiled anew for the next caller, before sequences start ending at
+        the bound (sets of names written in any order, made as generations reach them, can grow
+        without end over thousands of requests)."""
+        return self.automaton.num_states * RENEW_SHARE > self.automaton.max_states
+
     def __getstate__(self):
         with self.automaton._lock:
             if STAND_IN in self.program.waiting.values():  # sets of names written: 2**n may wait
@@ -101,6 +108,7 @@ class Grammar:
         return f"<Grammar: {self.program.size} program states, {self.automaton.num_states} automaton states built>"
 
 
+RENEW_SHARE = 2  # (``Grammar.worn``)
 _CACHE: OrderedDict[str, Grammar] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 CACHE_SIZE = 64
@@ -167,7 +175,8 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
     files of a multi-file schema); nothing is ever fetched.
 
     Compiling the same schema with the same options twice returns the same grammar, whose lazily
-    built automaton (and the token masks hung on it) is then shared; ``cache=False`` compiles anew.
+    built automaton (and the token masks hung on it) is then shared, until it has grown past half
+    its bound (``Grammar.worn``); ``cache=False`` compiles anew.
     ``property_order="any"`` accepts the named properties of an object in any order (each once),
     for objects of at most ``LAZY_ORDER_MAX`` of them (``any_order.py`` says which keep the schema's order).
     """
@@ -182,7 +191,9 @@ def compile(schema, *, whitespace: str = "bounded", strict: bool = False, proper
     if key is not None:
         with _CACHE_LOCK:
             hit = _CACHE.get(key)
-            if hit is not None:
+            if hit is not None and hit.worn():  # compiled anew; whoever holds it keeps it
+                del _CACHE[key]
+            elif hit is not None:
                 _CACHE.move_to_end(key)
                 return hit
     with collector_paused():

@@ -96,6 +96,23 @@ def test_large_objects_take_any_order_set_by_set():
     assert not constrain.compile(schema, property_order="any", lazy=False).accepts(json.dumps({n: 1 for n in reversed(names)}))
 
 
+def test_a_cached_grammar_grown_past_half_its_bound_is_compiled_anew():
+    """Sets of names made as generations reach them can grow without end over many requests: the
+    cache hands out a fresh grammar once the automaton holds half its bound, the old one still walks."""
+    names = [f"p{i}" for i in range(ANY_ORDER_MAX + 10)]
+    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "required": ["p3"]}
+    first = constrain.compile(schema, property_order="any")
+    first.automaton.max_states = 4_000
+    rng = random.Random(3)
+    while not first.worn():
+        first.accepts(json.dumps({n: 1 for n in rng.sample(names, len(names))}))
+    second = constrain.compile(schema, property_order="any")
+    assert second is not first and not second.worn()
+    assert constrain.compile(schema, property_order="any") is second
+    doc = json.dumps({n: 1 for n in reversed(names)})
+    assert first.accepts(doc) and second.accepts(doc)
+
+
 def test_a_large_object_in_any_order_pickles_as_its_schema():
     """Its sets may number 2**n: a pickled grammar carries the schema, lowered again where it lands."""
     names = [f"p{i}" for i in range(ANY_ORDER_MAX + 5)]
