@@ -86,7 +86,8 @@ class AliveObjects:
             base = {k: v for k, v in rules.items() if k != "oneOf"}
             leaves, owner, others = self._leaves(base, rules["oneOf"], lambda i: slot.at("oneOf", i))
             others = self._others(others, slot)
-            choice = self._decide(_names(rules, "oneOf", leaves), leaves, owner, slot, others, _exactly_one(owner))
+            choice = self._decide(_names(rules, "oneOf", leaves), leaves, owner, slot, others, _exactly_one(owner),
+                                  "no object meets exactly one oneOf branch (those that hold hold together)")
         except (_Refused, SchemaError, RecursionError):
             return None
         self.not_alive.discard(key)
@@ -141,7 +142,8 @@ class AliveObjects:
                 return None
             needed = (1 << len(ours)) - 1
             accept = _not_one(owner, needed) if word == "oneOf" else _none(needed)
-            choice = self._decide(_names(rules, "not", leaves), leaves, owner, slot, others, accept, needed)
+            choice = self._decide(_names(rules, "not", leaves), leaves, owner, slot, others, accept,
+                                  "no object meets the rest and fails the 'not'", needed)
         except (_Refused, SchemaError, RecursionError):
             return None
         self.not_alive.discard(key)
@@ -210,10 +212,11 @@ class AliveObjects:
                 self.met(case, slot)
         return choice
 
-    def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others, accept, needed: int = 0) -> ObjectChoice:
+    def _decide(self, names: list, leaves: list, owner: list, slot: Slot, others, accept, empty: str,
+                needed: int = 0) -> ObjectChoice:
         """The places of the object and their moves, from the start; ``accept(satisfied)``: whether
-        ``}`` may close where the leaves ``satisfied`` hold; ``needed``: leaves of which one must
-        stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
+        ``}`` may close where the leaves ``satisfied`` hold; ``empty``: why none can; ``needed``: leaves
+        of which one must stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
         extra = not self.options.strict
         said = [[leaf.get("properties", {}).get(n, leaf.get("additionalProperties", extra)) for leaf in leaves]
                 for n in names]  # per name, what each leaf says of its value
@@ -281,8 +284,6 @@ class AliveObjects:
                         out.append(("other", None, schema, slot.at("additionalProperties"), (at, room & keeps, written)))
             out[:] = [move for move in out if move[4][1] and not hopeless(*move[4][:2])]
             todo += [move[4] for move in out]
-        empty = "no object meets exactly one oneOf branch (those that hold hold together)" if not needed else \
-            "no object meets the rest and fails the 'not'"
         return ObjectChoice(names, start, moves, closes, others, empty)
 
     def _hopeless(self, names, said, beyond, requires, owner, any_order, bounds):
@@ -451,10 +452,15 @@ class AliveObjects:
         return frag
 
 
+def _held(owner: list, satisfied: int) -> int:
+    """How many branches (owners from 0; the rest's leaves are -1) some satisfied leaf belongs to."""
+    return len({owner[k] for k in range(len(owner)) if satisfied >> k & 1 and owner[k] >= 0})
+
+
 def _exactly_one(owner: list):
     """``accept`` where the leaves satisfied belong to exactly one branch."""
     def accept(satisfied: int) -> bool:
-        return len({owner[k] for k in range(len(owner)) if satisfied >> k & 1}) == 1
+        return _held(owner, satisfied) == 1
     return accept
 
 
@@ -462,7 +468,7 @@ def _not_one(owner: list, needed: int):
     """``accept`` where one of the ``needed`` leaves is satisfied and the others satisfied belong
     to no branch or to two or more."""
     def accept(satisfied: int) -> bool:
-        return bool(satisfied & needed) and len({owner[k] for k in range(len(owner)) if satisfied >> k & 1 and owner[k] >= 0}) != 1
+        return bool(satisfied & needed) and _held(owner, satisfied) != 1
     return accept
 
 
