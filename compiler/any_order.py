@@ -91,7 +91,8 @@ class AnyOrderLowering:
 
     def lazy_members(self, named, extras, lo: int, hi: int | None, cap: int, slot, src: int, dst: int) -> bool:
         """The object as a family of waiting fragments, one per set of names written (the module's
-        docstring); False where ``maxProperties`` leaves no room for the required members."""
+        docstring); False past ``LAZY_ORDER_MAX`` names or where ``maxProperties`` leaves no room
+        for the required members (the schema's order then)."""
         required = sum(1 << i for i, m in enumerate(named) if m[3])
         if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < required.bit_count()):
             return False
@@ -140,7 +141,7 @@ class AnyOrderLowering:
 
     def rest(self, family: Family, seen: int, count: int) -> int:
         """The fragment of the rest of an object with the names ``seen`` and ``count`` members
-        written: made waiting, its stand-in a call of the required members."""
+        written: made waiting, its liveness standing on the family's stand-in."""
         frag = family.rests.get((seen, count))
         if frag is None:
             frag = family.rests[seen, count] = self.prog.new_fragment(counted=False)  # frames: the object's
