@@ -1,8 +1,8 @@
 """Objects whose named properties may come in any order (``property_order="any"``), each at most once.
 
-Which names were written is the state: 2**n sets. Up to ``ANY_ORDER_MAX`` names they are written
-out at compile (``grid_members``). Past it, one fragment per set and count of members is made when
-a generation first reaches it (``lazy_members``): a generation passes n + 1 sets at most, each
+Which names were written is the state: 2**n sets. Up to ``GRID_MAX`` names they are written out
+at compile (``grid_members``; up to ``ANY_ORDER_MAX`` where sets cannot wait). Past it, one
+fragment per set and count of members is made when a generation first reaches it (``lazy_members``): a generation passes n + 1 sets at most, each
 lowered in time linear in n (a Kubernetes resource, a linter's configuration: MaskBench's objects
 have up to 70 names and more). Past ``LAZY_ORDER_MAX`` names (about 10 ms a member written at 500)
 the object keeps the schema's order.
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ANY_ORDER_MAX = 10  # named properties up to which the sets written are states made at compile (2**n)
+GRID_MAX = 4  # named properties up to which the sets written are states made at compile (2**n)
+ANY_ORDER_MAX = 10  # and where sets cannot wait (``lazy=False``, witnesses, ``alive``'s objects), up to which
 LAZY_ORDER_MAX = 512  # and up to which a set's fragment is made where reached (each in time linear in n)
 
 

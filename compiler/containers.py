@@ -14,7 +14,7 @@ from .build import number_rules
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
 from .merge import both, constraints
-from .any_order import ANY_ORDER_MAX
+from .any_order import ANY_ORDER_MAX, GRID_MAX
 from .one_of import pinned_values
 from .values import json_equal
 from .refs import child
@@ -300,7 +300,7 @@ class ContainerLowering:
         named = [m for m in members if m[1] is not False]
         # one name alone has an order only against additional keys, which may come before it
         if self.options.property_order == "any" and (len(named) > 1 or extras) and named:
-            if len(named) <= ANY_ORDER_MAX:
+            if len(named) <= GRID_MAX or (len(named) <= ANY_ORDER_MAX and (witnesses or not self.lazy_order)):
                 return self.grid_members(named, extras, witnesses, full, lo, hi, cap, src, dst)
             if self.lazy_order and not witnesses and self.lazy_members(named, extras, lo, hi, cap, slot, src, dst):
                 return

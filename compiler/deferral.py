@@ -22,7 +22,7 @@ import json
 from .build import number_rules
 from .ir import NumberRules
 from .values import has_type, is_number, json_type
-from .any_order import ANY_ORDER_MAX
+from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
@@ -173,7 +173,7 @@ class Deferral:
         weight = 64 + sum(len(name) + 24 for name in names)
         for pattern in node.get("patternProperties", ()):  # the keys it matches and those it does not, beyond the names
             weight += 64 + 8 * pattern_dfa(pattern, dialect=self.regex_dialect).size * (sum(map(len, names)) + 1)
-        if self.any_order and 1 < len(names) <= ANY_ORDER_MAX:
+        if self.any_order and 1 < len(names) <= GRID_MAX:
             weight <<= len(names)  # a grid of which properties were written
         if "enum" in node or "const" in node:
             weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))

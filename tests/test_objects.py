@@ -33,7 +33,7 @@ def sets_written(request, monkeypatch):
     """Each way of tracking the names written: states made at compile, or (every object past one
     name) a fragment per set made where a generation reaches it."""
     if request.param == "lazy":
-        monkeypatch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+        monkeypatch.setattr(compiler.containers, "GRID_MAX", 1)
     return request.param
 
 
@@ -77,7 +77,7 @@ def test_schema_order_stays_the_default_and_keys_come_once():
 
 
 def test_large_objects_take_any_order_set_by_set():
-    """Past ANY_ORDER_MAX names the sets written are fragments made where a generation reaches them:
+    """Past GRID_MAX names the sets written are fragments made where a generation reaches them:
     compiling stays linear in the names, and every order of every subset is judged as the spec does."""
     names = [f"p{i}" for i in range(40)]
     schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "required": names[::7],
@@ -94,6 +94,8 @@ def test_large_objects_take_any_order_set_by_set():
     assert not grammar.accepts('{"p0": 1, "p7": 1, "p14": 1, "p21": 1, "p28": 1, "p35": 1, "p0": 1}')
     assert grammar.find_trap(budget=3_000) is None
     assert not constrain.compile(schema, property_order="any", lazy=False).accepts(json.dumps({n: 1 for n in reversed(names)}))
+    few = {"type": "object", "properties": {n: {"type": "integer"} for n in names[:ANY_ORDER_MAX]}}
+    assert constrain.compile(few, property_order="any", lazy=False).accepts(json.dumps({n: 1 for n in names[ANY_ORDER_MAX - 1::-1]}))
 
 
 def test_a_cached_grammar_grown_past_half_its_bound_is_compiled_anew():
@@ -235,14 +237,16 @@ def test_sets_made_where_reached_agree_with_the_spec(kinds, data):
     schema = {"$defs": {"tree": TREE, "pair": PAIR, "back": BACK}, "type": "object", "properties": {n: MEMBER_VALUES[k][0] for n, k in zip(names, kinds)},
               "required": required, "additionalProperties": extra, **bounds}
     try:
-        grid = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(compiler.containers, "GRID_MAX", ANY_ORDER_MAX)
+            grid = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
     except constrain.Unsatisfiable:  # more properties asked than the closed object has
         with pytest.MonkeyPatch.context() as patch, pytest.raises(constrain.Unsatisfiable):
-            patch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+            patch.setattr(compiler.containers, "GRID_MAX", 1)
             constrain.compile(schema, property_order="any", cache=False)
         return
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compiler.containers, "ANY_ORDER_MAX", 1)
+        patch.setattr(compiler.containers, "GRID_MAX", 1)
         lazy = constrain.compile(schema, property_order="any", cache=False)
         shallow = constrain.compile(schema, property_order="any", max_depth=3, cache=False)
     validator = jsonschema.Draft202012Validator(schema)
