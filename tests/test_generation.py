@@ -3,6 +3,7 @@
 import json
 import logging
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -109,6 +110,23 @@ def test_llama_cpp_next_chat_turn_starts_a_new_document(llm):
     second = llm.create_chat_completion(messages=messages, max_tokens=80, temperature=0.0,
                                         logits_processor=llama_cpp.LogitsProcessorList([proc]))
     assert_valid(second["choices"][0]["message"]["content"], ITINERARY)
+
+
+def test_llama_cpp_object_in_any_order_set_by_set(llm):
+    """Twelve names in any order, sampled: the sets of names written are lowered as the generation
+    reaches them, and the document it ends on is valid."""
+    names = ["north", "south", "east", "west", "up", "down", "left", "right", "front", "back", "inside", "outside"]
+    schema = {"type": "object", "properties": {n: {"type": "integer", "minimum": 0, "maximum": 9} for n in names},
+              "required": ["west", "up", "back"], "maxProperties": 4, "additionalProperties": False}
+    proc = LlamaProcessor(schema, llm, property_order="any")
+    before = proc.grammar.program.size
+    out = llm.create_chat_completion(
+        messages=[{"role": "user", "content": "Score the directions back, up and west from 0 to 9 as JSON."}],
+        logits_processor=llama_cpp.LogitsProcessorList([proc]), max_tokens=80, temperature=0.8, seed=5)
+    text = out["choices"][0]["message"]["content"]
+    assert constrain.compile(schema, property_order="any").accepts(text), text
+    jsonschema.validate(json.loads(text), schema)
+    assert proc.grammar.program.size > before  # (sets made during the generation)
 
 
 def hf_generate(hf, schema, prompts, **kwargs):
