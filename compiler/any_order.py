@@ -58,6 +58,11 @@ class AnyOrderLowering:
         count = min(count, 1)
         return self.shared(("separator", count), lambda a, b: self.prog.epsilon(self.separated(a, count), b))
 
+    def named_members(self, named) -> tuple[list[int], int]:
+        """The fragments of the named members ``(name, schema, slot, required)``, and the required
+        ones as a bit per member."""
+        return [self.named_member(name, sub, at) for name, sub, at, _ in named], sum(1 << i for i, m in enumerate(named) if m[3])
+
     def grid_members(self, named, extras, witnesses, full: int, lo: int, hi: int | None, cap: int, src: int,
                      dst: int) -> None:
         """One state per set of names already written and count of members (capped as in schema
@@ -65,8 +70,7 @@ class AnyOrderLowering:
         only calls: to a shared separator, then to the members not written yet, and an epsilon to
         one shared end."""
         n = len(named)
-        members = [self.named_member(name, sub, where) for name, sub, where, _ in named]
-        required = sum(1 << i for i, m in enumerate(named) if m[3])
+        members, required = self.named_members(named)
         grid = {(seen, c, f): self.state(src) for seen in range(1 << n) for c in range(min(seen.bit_count(), cap), cap + 1)
                 for f in range(full + 1)}  # f: the witnesses of 'some member' written, as a bit mask
         self.prog.text(src, b"{", grid[0, 0, 0])
@@ -94,10 +98,9 @@ class AnyOrderLowering:
         """The object as a family of waiting fragments, one per set of names written (the module's
         docstring); False past ``LAZY_ORDER_MAX`` names or where ``maxProperties`` leaves no room
         for the required members (the schema's order then)."""
-        required = sum(1 << i for i, m in enumerate(named) if m[3])
-        if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < required.bit_count()):
+        if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < sum(1 for m in named if m[3])):
             return False
-        members = [self.named_member(name, sub, at) for name, sub, at, _ in named]
+        members, required = self.named_members(named)
         family = Family(members, required, extras, lo, hi, cap, self.stand_in(members, required, extras, lo), slot)
         start, closed, end = self.state(src), self.state(src), self.state(src)
         self.prog.text(src, b"{", start)
