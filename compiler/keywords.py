@@ -5,7 +5,7 @@ annotation raises ``UnsupportedKeyword``; a keyword outside those vocabularies (
 ``propertyOrder``, ``_format``) is ignored, as the specification says of unknown keywords.
 """
 
-# `$dynamicAnchor` is a plain anchor to a `$ref`; what makes it dynamic is `$dynamicRef`, which we refuse.
+# `$dynamicRef` is made a `$ref` when the document is read (``dynamic.py``); `$dynamicAnchor` is then a plain anchor.
 IMPLEMENTED = frozenset({
     "type", "enum", "const",
     "properties", "required", "additionalProperties", "patternProperties",
@@ -15,7 +15,7 @@ IMPLEMENTED = frozenset({
     "minLength", "maxLength", "pattern", "format",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
     "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
-    "unevaluatedProperties", "unevaluatedItems", "$ref", "$dynamicAnchor", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
+    "unevaluatedProperties", "unevaluatedItems", "$ref", "$dynamicRef", "$dynamicAnchor", "$defs", "definitions", "$id", "id", "$anchor", "$schema", "$vocabulary",
 })
 
 # Where subschemas live, by keyword: one schema, a list of schemas, or a name -> schema map (``items``

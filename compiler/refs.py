@@ -105,6 +105,13 @@ class SchemaDocument:
     def __init__(self, root):
         if not isinstance(root, (dict, bool)):
             raise InvalidSchema("", f"a schema must be an object or a boolean, not {type(root).__name__}")
+        self._load(root)
+        if self._dynamic_refs:  # each `$dynamicRef` made a `$ref` (``dynamic.py``), read again
+            from compiler.dynamic import unfold
+
+            self._load(unfold(self))
+
+    def _load(self, root) -> None:
         self.root = root
         schema_uri = root.get("$schema", "") if isinstance(root, dict) else ""
         # Drafts 3 and 4 spell `$id` as `id`, and the other word is an unknown one there as `id` is
@@ -123,6 +130,8 @@ class SchemaDocument:
         self.contains_evaluates = not (isinstance(schema_uri, str) and "2019-09" in schema_uri)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer
         self._anchors: dict[tuple[str, str], str] = {}  # (resource URI, anchor name) -> pointer
+        self.dynamic_anchors: dict[str, dict[str, str]] = {}  # resource URI -> its `$dynamicAnchor`s -> pointer
+        self._dynamic_refs = False  # whether a schema object holds a `$dynamicRef` (``_index``)
         self._ambiguous: set[str] = set()             # URIs or anchors declared twice
         self._base_cache: dict[str, str] = {}
         self._unread = False  # whether a schema object holds words its draft does not read (``_index``)
@@ -136,6 +145,7 @@ class SchemaDocument:
             # base URI where it stands is made absolute, so it means the same wherever it goes
             self.root = self._absolute_refs(root)
             self._resources.clear(), self._anchors.clear(), self._ambiguous.clear(), self._indexed.clear()
+            self.dynamic_anchors.clear()
             self._index()
         # the document as written, where pointers lead (``$defs`` beside a draft 7 ``$ref`` are
         # reached by pointer), and each of its schema objects' copy as the draft reads it
@@ -202,6 +212,8 @@ class SchemaDocument:
                 self._unread = True
             if not _NAMING.isdisjoint(node):
                 base = self._named(node, base, path)
+            if "$dynamicRef" in node:
+                self._dynamic_refs = True
             for key, value in node.items():  # every subschema directly under it
                 if key in ONE_SCHEMA and isinstance(value, dict):
                     stack.append((value, base, (path, (key,))))
@@ -229,6 +241,8 @@ class SchemaDocument:
             anchor = node.get(keyword)
             if isinstance(anchor, str):
                 self._declare(self._anchors, (base, anchor), pointer_of(path))
+                if keyword == "$dynamicAnchor":
+                    self.dynamic_anchors.setdefault(base, {}).setdefault(anchor, pointer_of(path))
         return base
 
     def _same_draft(self, resource: dict, path) -> None:
@@ -250,8 +264,9 @@ class SchemaDocument:
             ident, _ = self._own_id(node)
             if isinstance(ident, str):
                 base = _defrag(_join(base, ident))[0] or base
-            if isinstance(node.get("$ref"), str) and base:
-                node["$ref"] = _join(base, node["$ref"])
+            for word in ("$ref", "$dynamicRef"):
+                if isinstance(node.get(word), str) and base:
+                    node[word] = _join(base, node[word])
             for key, value in node.items():
                 if key in ONE_SCHEMA and isinstance(value, dict):
                     node[key] = value = dict(value)
@@ -305,31 +320,31 @@ class SchemaDocument:
 
     # -- resolution ----------------------------------------------------------------------------
 
-    def resolve(self, ref: str, pointer: str, via: tuple[str, ...] = ()) -> tuple[str, object]:
+    def resolve(self, ref: str, pointer: str, via: tuple[str, ...] = (), word: str = "$ref") -> tuple[str, object]:
         """Resolve `ref` found at JSON pointer `pointer` (the location of the schema holding the $ref);
         return ``(target_pointer, target_subschema)``. `via` (the refs that led to `pointer`) is only
-        passed on to the errors."""
+        passed on to the errors, which name the keyword as ``word``."""
         if not isinstance(ref, str):
-            raise InvalidSchema(pointer, f"$ref must be a string, not {type(ref).__name__}", via)
+            raise InvalidSchema(pointer, f"{word} must be a string, not {type(ref).__name__}", via)
         uri, fragment = _defrag(_join(self.base_uri(pointer), ref))
         if uri in self._ambiguous:
-            raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} ({uri!r} is declared twice)", via)
+            raise InvalidSchema(pointer, f"unresolvable {word} {ref!r} ({uri!r} is declared twice)", via)
         resource = self._resources.get(uri)
         if resource is None:
-            raise UnsupportedKeyword(pointer, "$ref", f"remote reference {ref!r}", via)
+            raise UnsupportedKeyword(pointer, word, f"remote reference {ref!r}", via)
         if fragment == "" or fragment.startswith("/"):
             target = self._follow(resource, unquote(fragment))
             if target is None and resource != "":
                 # Sloppy documents give sub-schemas an `$id` yet mean `#/definitions/..` of the root.
                 target = self._follow("", unquote(fragment))
             if target is None:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}", via)
+                raise InvalidSchema(pointer, f"unresolvable {word} {ref!r}", via)
         else:
             key = (uri, unquote(fragment))
             if key in self._ambiguous:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r} (anchor declared twice)", via)
+                raise InvalidSchema(pointer, f"unresolvable {word} {ref!r} (anchor declared twice)", via)
             if key not in self._anchors:
-                raise InvalidSchema(pointer, f"unresolvable $ref {ref!r}", via)
+                raise InvalidSchema(pointer, f"unresolvable {word} {ref!r}", via)
             target_pointer = self._anchors[key]
             target = (target_pointer, self._node_at(target_pointer))
         target_pointer, node = target

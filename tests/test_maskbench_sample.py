@@ -58,7 +58,7 @@ def test_sample_has_no_invalidation_errors_and_no_traps(tmp_path):
 def test_compile_times_script_times_what_compiles_and_skips_the_rest(tmp_path):
     """``benchmarks/compile_times.py`` (runs without MaskBench: a folder of two schema files)."""
     (tmp_path / "a.json").write_text(json.dumps({"schema": {"type": "string", "maxLength": 300}}))
-    (tmp_path / "b.json").write_text(json.dumps({"schema": {"type": "object", "$dynamicRef": "#meta"}}))
+    (tmp_path / "b.json").write_text(json.dumps({"schema": {"type": "object", "$recursiveRef": "#"}}))
     done = benchmark_scripts.run("compile_times", tmp_path, "--property-order", "any")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 schemas compiled (of 2)" in done.stdout
@@ -113,7 +113,7 @@ def test_compile_times_beside_llguidance(tmp_path, llama3_tokenizer):
     llguidance's time beside ours on each of the slowest schemas."""
     pytest.importorskip("llguidance", reason="--llguidance times llguidance")
     files = _write_cases(tmp_path, {"a.json": {"schema": {"type": "string", "maxLength": 5000}},
-                                    "b.json": {"schema": {"type": "object", "$dynamicRef": "#meta"}}})
+                                    "b.json": {"schema": {"type": "object", "$recursiveRef": "#"}}})
     done = benchmark_scripts.run("compile_times", tmp_path, "--files", files, "--llguidance")
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
@@ -132,7 +132,7 @@ def test_tbm_best_of_keeps_each_schemas_fastest_run(tmp_path, llama3_tokenizer):
                         "tests": [{"data": [1, 22, 333], "valid": True}, {"data": ["x"], "valid": False}]},
              "b.json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}},
                         "tests": [{"data": {"name": "Lençóis"}, "valid": True}]},
-             "c.json": {"schema": {"type": "object", "$dynamicRef": "#meta"}, "tests": [{"data": {}, "valid": True}]}}
+             "c.json": {"schema": {"type": "object", "$recursiveRef": "#"}, "tests": [{"data": {}, "valid": True}]}}
     files = _write_cases(tmp_path, cases)
     one = tmp_path / "one.pkl"
     done = benchmark_scripts.run("tbm_best_of", tmp_path, "--files", files, "--one", one)  # a single run's steps
@@ -151,7 +151,7 @@ def test_tbm_interleaved_runs_both_checkouts_on_every_schema(tmp_path, llama3_to
     side's time to first mask."""
     cases = {"a.json": {"schema": {"type": "array", "items": {"type": "integer"}},
                         "tests": [{"data": [1, 22, 333], "valid": True}]},
-             "c.json": {"schema": {"type": "object", "$dynamicRef": "#meta"}, "tests": [{"data": {}, "valid": True}]}}
+             "c.json": {"schema": {"type": "object", "$recursiveRef": "#"}, "tests": [{"data": {}, "valid": True}]}}
     files = _write_cases(tmp_path, cases)
     root = Path(__file__).resolve().parent.parent
     done = benchmark_scripts.run("tbm_interleaved", root, root, tmp_path, "--files", files)
@@ -198,7 +198,7 @@ def test_collector_script_times_the_collections_beside_each_schemas_slowest_toke
     files = _write_cases(tmp_path, {
         "a.json": {"schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
                    "tests": [{"data": {"n": 12}, "valid": True}]},
-        "b.json": {"schema": {"type": "object", "$dynamicRef": "#meta"}, "tests": [{"data": {}, "valid": True}]}})
+        "b.json": {"schema": {"type": "object", "$recursiveRef": "#"}, "tests": [{"data": {}, "valid": True}]}})
     done = benchmark_scripts.run("collector", tmp_path, "--files", files)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("1 schemas walked"), done.stdout

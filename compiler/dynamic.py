@@ -1,0 +1,117 @@
+"""``$dynamicRef`` made static: the document rewritten so that each one is a plain ``$ref``.
+
+A ``$dynamicRef`` to a ``$dynamicAnchor`` means the same-named dynamic anchor of the outermost
+schema resource in the *dynamic scope*, the resources evaluation passed through to get there (by
+``$ref`` or into a subschema with its own ``$id``). What it picks depends only on which resource
+first bound each anchor name on the way, a *binding* (name -> anchor) that grows as resources are
+entered and never changes a name once bound. So every schema the root reaches is copied once per
+binding it is reached under, and a ``$dynamicRef`` in a copy becomes a ``$ref`` to the copy of what
+its binding picks: the scope is then in the references, and compiling, validating and describing
+read a document without dynamic references (the dynamic anchors themselves are plain ones,
+``refs.py``). A recursive schema reaches itself under the same binding, so the copies are finite;
+``MAX_COPIES`` bounds a hostile document.
+
+The copies live in the root's ``$defs``, named by where they were copied from, without ``$id`` or
+anchors: every reference in them is to another copy, by pointer.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote
+
+from .errors import SchemaTooComplex
+from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from .refs import _defrag, _join, child, pointer_of
+
+MAX_COPIES = 100_000  # schema objects copied for their bindings
+_NAMING = ("$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions")  # what a copy leaves out
+_REFS = ("$ref", "$dynamicRef")
+
+
+def unfold(doc) -> dict:
+    """``doc``'s root with every ``$dynamicRef`` resolved as its dynamic scope has it (``doc`` is
+    indexed: its ``$ref``s absolute where a subschema sets a base URI, its dynamic anchors known)."""
+    root = doc.root
+    if not isinstance(root, dict):
+        return root
+    copies: dict[str, object] = {}  # name in the new $defs -> the copy
+    made: dict[tuple, str] = {}  # (pointer copied, binding) -> name
+    todo: list[tuple] = []  # (schema, its copy to fill, base URI, binding, linked path)
+
+    def entered(binding: tuple, base: str) -> tuple:
+        """``binding`` with the dynamic anchors of resource ``base`` it does not bind yet."""
+        anchors = doc.dynamic_anchors.get(base)
+        if not anchors:
+            return binding
+        bound = dict(binding)
+        for name, pointer in anchors.items():
+            bound.setdefault(name, pointer)
+        return tuple(sorted(bound.items()))
+
+    def copy_of(pointer: str, schema, binding: tuple) -> str:
+        """A reference to ``schema`` (at ``pointer``) copied for ``binding``, the resource it is in entered."""
+        base = doc.base_uri(pointer)
+        binding = entered(binding, base)
+        name = made.get((pointer, binding))
+        if name is None:
+            name = made[pointer, binding] = f"{pointer or '#'} ({len(made)})" if any(
+                p == pointer for p, _ in made) else pointer or "#"
+            if isinstance(schema, dict):
+                copies[name] = {}
+                todo.append((schema, copies[name], base, binding, (None, pointer)))  # errors name the original
+            else:
+                copies[name] = schema
+        return "#" + quote(child("/$defs", name), safe="/~")
+
+    def target(word: str, ref, path, binding: tuple) -> str:
+        pointer, schema = doc.resolve(ref, pointer_of(path), word=word)
+        fragment = _defrag(ref)[1]
+        if word == "$dynamicRef" and fragment and not fragment.startswith("/"):
+            name = unquote(fragment)
+            # only a reference to a dynamic anchor of that name is dynamic (the "bookend")
+            if isinstance(schema, dict) and schema.get("$dynamicAnchor") == name:
+                picked = dict(entered(binding, doc.base_uri(pointer))).get(name, pointer)
+                if picked != pointer:
+                    pointer, schema = doc.resolve("#" + quote(picked, safe="/~"), "")
+        return copy_of(pointer, schema, binding)
+
+    new_root = {key: root[key] for key in ("$schema", "$id", "id") if key in root}
+    base = doc.base_uri("")
+    todo.append((root, new_root, base, entered((), base), None))
+    copied = 0
+    while todo:
+        schema, out, base, binding, path = todo.pop()
+        copied += 1
+        if copied > MAX_COPIES:
+            raise SchemaTooComplex(pointer_of(path), f"$dynamicRef scopes needing over {MAX_COPIES} schema copies")
+        ident, _ = doc._own_id(schema)
+        if isinstance(ident, str) and path is not None:  # a resource of its own: entered
+            base = _defrag(_join(base, ident))[0] or base
+            binding = entered(binding, base)
+        refs = []
+        for key, value in schema.items():
+            if key in _NAMING:
+                continue
+            if key in _REFS:
+                refs.append(target(key, value, path, binding))
+            elif key in ONE_SCHEMA and isinstance(value, dict):
+                out[key] = {}
+                todo.append((value, out[key], base, binding, (path, (key,))))
+            elif key in SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [{} if isinstance(v, dict) else v for v in value]
+                todo.extend((v, out[key][i], base, binding, (path, (key, i))) for i, v in enumerate(value)
+                            if isinstance(v, dict))
+            elif key in SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {k: {} if isinstance(v, dict) else v for k, v in value.items()}
+                todo.extend((v, out[key][k], base, binding, (path, (key, k))) for k, v in value.items()
+                            if isinstance(v, dict))
+            else:
+                out[key] = value
+        if refs:  # a `$ref` and a `$dynamicRef` side by side both apply
+            out["$ref"] = refs[0]
+            if len(refs) > 1:
+                out["allOf"] = [*out.get("allOf", ()), {"$ref": refs[1]}]
+    if copies:
+        new_root["$defs"] = copies
+    return new_root
+
