@@ -315,6 +315,26 @@ UNIQUE_MUTATIONS = [
      "i = next((k for k, u in enumerate(universe) if u is v), None)"),
     ("validate lets repeated items through", "compiler/validation.py",
      "if rules.unique and len(instance) > 1:", "if False:"),
+    ("a large enum's sets made where reached forget minItems", "compiler/any_order.py",
+     "self.stand_in(members, required, extras, lo), slot)", "self.stand_in(members, required, extras, 0), slot)"),
+    ("a value listed twice in a large enum taken as two", "compiler/containers.py",
+     "values = list(dict(calls[0]).values())", "values = [frag for _, frag in calls[0]]"),
+]
+
+DYNAMIC_TESTS = ["tests/test_dynamic_ref.py"]
+DYNAMIC_MUTATIONS = [
+    ("a dynamic anchor bound by the innermost resource in scope", "compiler/dynamic.py",
+     "bound.setdefault(name, pointer)", "bound[name] = pointer"),
+    ("a $dynamicRef without its bookend still dynamic", "compiler/dynamic.py",
+     'if isinstance(schema, dict) and schema.get("$dynamicAnchor") == name:', "if isinstance(schema, dict):"),
+    ("a subschema with its own $id not entered", "compiler/dynamic.py",
+     "            base = _defrag(_join(base, ident))[0] or base\n            binding = entered(binding, base)",
+     "            base = _defrag(_join(base, ident))[0] or base"),
+    ("a $ref's target copied without entering its resource", "compiler/dynamic.py",
+     "        binding = entered(binding, base)\n        name = made.get((pointer, binding))",
+     "        name = made.get((pointer, binding))"),
+    ("a $ref beside a $dynamicRef dropped", "compiler/dynamic.py",
+     "                out[\"allOf\"] = [*out.get(\"allOf\", ()), {\"$ref\": refs[1]}]", "                pass"),
 ]
 
 
@@ -410,7 +430,8 @@ def main() -> int:
                             (VALUE_TESTS, VALUE_MUTATIONS), (LAZY_TESTS, LAZY_MUTATIONS),
                             (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
                             (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS),
-                            (ALIVE_TESTS, ALIVE_MUTATIONS), (ORDER_TESTS, ORDER_MUTATIONS)]
+                            (ALIVE_TESTS, ALIVE_MUTATIONS), (ORDER_TESTS, ORDER_MUTATIONS),
+                            (DYNAMIC_TESTS, DYNAMIC_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

@@ -101,13 +101,20 @@ class AnyOrderLowering:
         if len(named) > LAZY_ORDER_MAX or (hi is not None and hi < sum(1 for m in named if m[3])):
             return False
         members, required = self.named_members(named)
+        self.written_once(members, required, extras, lo, hi, cap, slot, src, dst, b"{}")
+        return True
+
+    def written_once(self, members: list[int], required: int, extras: list[int], lo: int, hi: int | None, cap: int,
+                     slot, src: int, dst: int, brackets: bytes) -> None:
+        """Between ``brackets``, ``members`` each at most once in any order (``extras`` any number
+        of times), as a family of waiting fragments, one per set written: an object's named
+        members, or the values of a ``uniqueItems`` array (``containers.distinct_items``)."""
         family = Family(members, required, extras, lo, hi, cap, self.stand_in(members, required, extras, lo), slot)
         start, closed, end = self.state(src), self.state(src), self.state(src)
-        self.prog.text(src, b"{", start)
+        self.prog.text(src, brackets[:1], start)
         self.prog.call(start, self.rest(family, 0, 0), closed)
         self.ws(closed, end)
-        self.prog.text(end, b"}", dst)
-        return True
+        self.prog.text(end, brackets[1:], dst)
 
     def stand_in(self, members: list[int], required: int, extras: list[int], lo: int) -> int:
         """A fragment that finishes where an object can be written at all: each required member,

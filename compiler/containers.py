@@ -14,7 +14,7 @@ from .build import number_rules
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
 from .merge import both, constraints
-from .any_order import ANY_ORDER_MAX, GRID_MAX
+from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
 from .one_of import pinned_values
 from .values import json_equal
 from .refs import child
@@ -22,7 +22,8 @@ from .regex import pattern_dfa
 
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 6  # 'some member' constraints met by additional properties of one object (2**n states)
-MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each
+MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each, made at compile
+DISTINCT_GRID_MAX = 8  # values up to which those sets are made at compile (past it, where a generation reaches them)
 MAX_INTEGER_VALUES = 64  # integers between bounds read as a finite set of item values
 COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)
 
@@ -111,7 +112,11 @@ class ContainerLowering:
         """``uniqueItems`` where each position's items come from a finite set of values: a state
         per set of values used so far (what the language's own minimal automaton needs), from
         which each unused value goes on, ``positions``' schema met with that value (so the value
-        is allowed exactly as the schema allows it). ``positions``: the prefix, then the rest."""
+        is allowed exactly as the schema allows it). ``positions``: the prefix, then the rest.
+        Without a prefix and past ``DISTINCT_GRID_MAX`` values, the sets are those of an object's
+        names in any order (``any_order.py``): made as a generation reaches them, n + 1 at most
+        for n items, their liveness standing on "``minItems`` distinct values", which every set
+        reached has too (its values were written, the others are still there)."""
         where = child(slot.pointer, "uniqueItems")
         universe: list = []  # the values, distinct as JSON values
         calls = []  # per position: (index into universe, the fragment of its schema met with the value)
@@ -130,6 +135,13 @@ class ContainerLowering:
                 if frag is not None:
                     found.append((i, frag))
             calls.append(found)
+        if len(calls) == 1 and len(universe) > DISTINCT_GRID_MAX and self.lazy_order:
+            # one set of values for every position: each set used made where a generation reaches it
+            if len(universe) > LAZY_ORDER_MAX:
+                raise SchemaTooComplex(where, f"uniqueItems over {len(universe)} values: more than {LAZY_ORDER_MAX}",
+                                       slot.via)
+            values = list(dict(calls[0]).values())  # a value listed twice is one member
+            return self.written_once(values, 0, [], lo, hi, len(values), slot, src, dst, b"[]")
         states = {0: self.state(src)}  # the set of values used (a bit mask) -> its state
         self.prog.text(src, b"[", states[0])
         end = self.state(src)

@@ -50,6 +50,33 @@ def test_a_subschema_with_its_own_id_enters_its_resource_where_it_stands():
                                                                            "/counts/0: expected integer"]
 
 
+def test_a_ref_into_a_resource_below_its_root_enters_it():
+    """A ``$ref`` to ``second#/$defs/stuff`` puts resource ``second`` in scope though its root is never
+    evaluated; ``first``, entered before it, declares no dynamic anchor of the name."""
+    def resource(name, then, length):
+        return {"$id": name, "$defs": {"stuff": then, "length": {**length, "maxLength": {"first": 1, "second": 2, "third": 3}[name]}}}
+
+    schema = {"$schema": DRAFT, "$id": ROOT, "$ref": "first#/$defs/stuff",
+              "$defs": {"first": resource("first", {"$ref": "second#/$defs/stuff"}, {}),
+                        "second": resource("second", {"$ref": "third#/$defs/stuff"}, {"$dynamicAnchor": "length"}),
+                        "third": resource("third", {"$dynamicRef": "#length"}, {"$dynamicAnchor": "length"})}}
+    grammar = constrain.compile(schema, cache=False)
+    assert grammar.accepts('"hi"') and not grammar.accepts('"hey"')
+    assert constrain.validate("hey", schema) and not constrain.validate("hi", schema)
+
+
+def test_a_ref_beside_a_dynamic_ref_applies_too():
+    """Both apply; the ``$ref`` is resolved where it stands (the list's own ``short``)."""
+    schema = {"$schema": DRAFT, "$id": ROOT, "$ref": "list",
+              "$defs": {"mine": {"$dynamicAnchor": "item", "type": "string"}, "short": {"maxLength": 2},
+                        "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item", "$ref": "#/$defs/short"},
+                                 "$defs": {"short": {"minLength": 1}, "default": {"$dynamicAnchor": "item"}}}}}
+    grammar = constrain.compile(schema, cache=False)
+    validator = jsonschema.Draft202012Validator(schema)
+    for doc, valid in ((["abc", "c"], True), ([""], False), ([1], False)):
+        assert grammar.accepts(json.dumps(doc)) == validator.is_valid(doc) == valid, doc
+
+
 def test_without_the_bookend_a_dynamic_ref_is_a_plain_ref():
     """The initial target must be a dynamic anchor of that name; a plain ``$anchor`` of the same
     name elsewhere in scope is not one."""

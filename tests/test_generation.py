@@ -129,6 +129,23 @@ def test_llama_cpp_object_in_any_order_set_by_set(llm):
     assert proc.grammar.program.size > before  # (sets made during the generation)
 
 
+def test_llama_cpp_distinct_values_of_a_large_enum_set_by_set(llm):
+    """Twenty colours, each at most once, sampled: the sets of values used are lowered as the
+    generation reaches them (2**20 could not be made at compile), and the list it ends on is valid."""
+    colours = ["red", "green", "blue", "yellow", "purple", "orange", "pink", "brown", "black", "white", "grey",
+               "cyan", "magenta", "lime", "navy", "teal", "olive", "maroon", "silver", "gold"]
+    schema = {"type": "array", "items": {"enum": colours}, "uniqueItems": True, "minItems": 3, "maxItems": 8}
+    proc = LlamaProcessor(schema, llm)
+    before = proc.grammar.program.size
+    out = llm.create_chat_completion(
+        messages=[{"role": "user", "content": "List some colours of the rainbow as a JSON array."}],
+        logits_processor=llama_cpp.LogitsProcessorList([proc]), max_tokens=80, temperature=0.8, seed=7)
+    text = out["choices"][0]["message"]["content"]
+    assert constrain.compile(schema).accepts(text), text
+    jsonschema.validate(json.loads(text), schema)
+    assert proc.grammar.program.size > before  # (sets made during the generation)
+
+
 def hf_generate(hf, schema, prompts, **kwargs):
     tok, model = hf
     proc = HFProcessor(schema, tok, model=model)

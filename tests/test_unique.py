@@ -8,7 +8,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+import compiler.containers
 import constrain
+from compiler.any_order import LAZY_ORDER_MAX
 from oracle import agrees_on
 
 SCALARS = [None, True, False, 0, 1, 1.0, 2, -1, 2.5, "", "a", "b", "é", [1], [1.0], {"a": 1}]
@@ -39,11 +41,20 @@ def _arrays(draw):
     return schema
 
 
+@pytest.fixture(params=["grid", "lazy"])
+def sets_used(request, monkeypatch):
+    """The sets of values used made at compile, or (the bound patched to none) where reached."""
+    if request.param == "lazy":
+        monkeypatch.setattr(compiler.containers, "DISTINCT_GRID_MAX", 0)
+    return request.param
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_arrays(), st.lists(st.lists(st.sampled_from(SCALARS), max_size=5), min_size=8, max_size=8))
-def test_distinct_items_from_finite_sets_agree_with_jsonschema(schema, arrays):
+def test_distinct_items_from_finite_sets_agree_with_jsonschema(sets_used, schema, arrays):
     """Grammar, ``validate`` and python-jsonschema agree on arrays with and without repeats (1 and
-    1.0 are one value, true and 1 are two), and no state of the grammar is a dead end."""
+    1.0 are one value, true and 1 are two), the sets of values used made at compile or where a
+    generation reaches them, and no state of the grammar is a dead end."""
     arrays += [[v, v] for v in SCALARS[:6]] + [[1, 1.0], [True, 1], [0, False], [None]]
     if '"integer"' in json.dumps(schema):  # an integer is written without a fraction (python-jsonschema takes 1.0)
         arrays = [a for a in arrays if 1.0 not in [x for x in a if type(x) is float]]
@@ -84,12 +95,28 @@ def test_distinct_items_of_an_open_set_are_refused_with_their_pointer(schema, po
     assert constrain.validate([1, 1], {"type": "array", "uniqueItems": True}) != []
 
 
-def test_too_many_sets_of_values_is_too_complex():
+def test_many_values_make_their_sets_where_reached():
+    """Past ``DISTINCT_GRID_MAX`` values (and without a prefix) a set of values used is made when a
+    generation first reaches it: 257 values compile, each set a fragment of its own; past
+    ``LAZY_ORDER_MAX`` values, or where sets cannot wait, the 2**n sets are too many."""
+    values = [f"feature-{i}" for i in range(257)]
+    schema = {"type": "array", "items": {"enum": values}, "uniqueItems": True, "minItems": 2}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    before = grammar.program.size
+    picked = values[::-7]
+    assert grammar.accepts(json.dumps(picked, separators=(",", ":")))
+    assert not grammar.accepts(json.dumps(picked + [picked[3]], separators=(",", ":")))
+    assert not grammar.accepts(json.dumps(values[:1], separators=(",", ":")))  # minItems
+    assert grammar.program.size > before and grammar.find_trap(budget=2_000) is None
+    with pytest.raises(constrain.SchemaTooComplex, match=f"uniqueItems over {LAZY_ORDER_MAX + 1} values"):
+        constrain.compile({**schema, "items": {"enum": list(range(LAZY_ORDER_MAX + 1))}}, cache=False)
     with pytest.raises(constrain.SchemaTooComplex, match="uniqueItems over 20 values"):
-        constrain.compile({"type": "array", "items": {"enum": list(range(20))}, "uniqueItems": True}, cache=False)
+        constrain.compile({"type": "array", "items": {"enum": list(range(20))}, "uniqueItems": True}, lazy=False, cache=False)
     few = constrain.compile({"type": "array", "items": {"enum": list(range(20))}, "uniqueItems": True, "maxItems": 2},
-                            whitespace="compact", cache=False)  # sets of at most two values: 211 states
+                            whitespace="compact", lazy=False, cache=False)  # sets of at most two values: 211 states
     assert few.accepts("[3,19]") and not few.accepts("[3,3]") and not few.accepts("[1,2,3]")
+    with pytest.raises(constrain.Unsatisfiable):  # more distinct values asked than there are
+        constrain.compile({**schema, "items": {"enum": values[:20]}, "minItems": 21}, cache=False)
 
 
 @pytest.mark.parametrize("value, errors", [([1, 2, 1.0], ["/: items 0 and 2 are equal (uniqueItems)"]),
