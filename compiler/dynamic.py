@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
-from .errors import SchemaTooComplex
+from .errors import SchemaError, SchemaTooComplex
 from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 from .refs import _defrag, _join, child, pointer_of
 
@@ -63,8 +63,12 @@ def unfold(doc) -> dict:
                 copies[name] = schema
         return "#" + quote(child("/$defs", name), safe="/~")
 
-    def target(word: str, ref, path, binding: tuple) -> str:
-        pointer, schema = doc.resolve(ref, pointer_of(path), word=word)
+    def target(word: str, ref, base: str, path, binding: tuple) -> str:
+        try:  # the base known: no pointer spelled out (a chain of references 10,000 deep stays linear)
+            pointer, schema = doc.resolve(ref, "", word=word, base=base)
+        except SchemaError:
+            doc.resolve(ref, pointer_of(path), word=word)  # raises it again, worded at its place
+            raise
         fragment = _defrag(ref)[1]
         if word == "$dynamicRef" and fragment and not fragment.startswith("/"):
             name = unquote(fragment)
@@ -93,7 +97,7 @@ def unfold(doc) -> dict:
             if key in _NAMING:
                 continue
             if key in _REFS:
-                refs.append(target(key, value, path, binding))
+                refs.append(target(key, value, base, path, binding))
             elif key in ONE_SCHEMA and isinstance(value, dict):
                 out[key] = {}
                 todo.append((value, out[key], base, binding, (path, (key,))))

@@ -320,13 +320,15 @@ class SchemaDocument:
 
     # -- resolution ----------------------------------------------------------------------------
 
-    def resolve(self, ref: str, pointer: str, via: tuple[str, ...] = (), word: str = "$ref") -> tuple[str, object]:
+    def resolve(self, ref: str, pointer: str, via: tuple[str, ...] = (), word: str = "$ref",
+                base: str | None = None) -> tuple[str, object]:
         """Resolve `ref` found at JSON pointer `pointer` (the location of the schema holding the $ref);
         return ``(target_pointer, target_subschema)``. `via` (the refs that led to `pointer`) is only
-        passed on to the errors, which name the keyword as ``word``."""
+        passed on to the errors, which name the keyword as ``word``; ``base``: the base URI there,
+        where the caller knows it (else read off ``pointer``)."""
         if not isinstance(ref, str):
             raise InvalidSchema(pointer, f"{word} must be a string, not {type(ref).__name__}", via)
-        uri, fragment = _defrag(_join(self.base_uri(pointer), ref))
+        uri, fragment = _defrag(_join(self.base_uri(pointer) if base is None else base, ref))
         if uri in self._ambiguous:
             raise InvalidSchema(pointer, f"unresolvable {word} {ref!r} ({uri!r} is declared twice)", via)
         resource = self._resources.get(uri)

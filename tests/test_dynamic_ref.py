@@ -195,3 +195,15 @@ def test_dynamic_scopes_agree_with_the_spec(wrappers, default, branch, data):
         assert grammar.accepts(json.dumps(doc)) == validator.is_valid(doc), (schema, doc)
         assert (constrain.validate(doc, schema) == []) == validator.is_valid(doc), (schema, doc)
     assert grammar.find_trap(budget=1_000) is None
+
+
+def test_a_deep_chain_of_references_unfolds_without_the_stack():
+    """Each level a ``$ref`` beside its items, 2,000 deep, the ``$dynamicRef`` at the bottom: read
+    with an explicit stack, each reference resolved from the base the walk knows."""
+    inner = {"$dynamicRef": "#x"}
+    for _ in range(2_000):
+        inner = {"items": inner, "$ref": "#/$defs/a"}
+    schema = {"$id": ROOT, "$defs": {"a": {"$dynamicAnchor": "x", "type": "array"}}, "items": inner}
+    grammar = constrain.compile(schema, max_depth=4, cache=False)
+    assert grammar.accepts("[[[[]]]]") and not grammar.accepts("[[[1]]]")
+    assert constrain.validate([[[1]]], schema) != []
