@@ -23,7 +23,7 @@ from .regex import pattern_dfa
 MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 6  # 'some member' constraints met by additional properties of one object (2**n states)
 MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each, made at compile
-DISTINCT_GRID_MAX = 8  # values up to which those sets are made at compile (past it, where a generation reaches them)
+DISTINCT_GRID_MAX = 256  # sets up to which they are made at compile (past it, where a generation reaches them)
 MAX_INTEGER_VALUES = 64  # integers between bounds read as a finite set of item values
 COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (no contains or prefixItems)
 
@@ -113,7 +113,7 @@ class ContainerLowering:
         per set of values used so far (what the language's own minimal automaton needs), from
         which each unused value goes on, ``positions``' schema met with that value (so the value
         is allowed exactly as the schema allows it). ``positions``: the prefix, then the rest.
-        Without a prefix and past ``DISTINCT_GRID_MAX`` values, the sets are those of an object's
+        Without a prefix and past ``DISTINCT_GRID_MAX`` sets, they are those of an object's
         names in any order (``any_order.py``): made as a generation reaches them, n + 1 at most
         for n items, their liveness standing on "``minItems`` distinct values", which every set
         reached has too (its values were written, the others are still there)."""
@@ -135,7 +135,8 @@ class ContainerLowering:
                 if frag is not None:
                     found.append((i, frag))
             calls.append(found)
-        if len(calls) == 1 and len(universe) > DISTINCT_GRID_MAX and self.lazy_order:
+        sets = sum(math.comb(len(universe), k) for k in range(min(len(universe), len(universe) if hi is None else hi) + 1))
+        if len(calls) == 1 and sets > DISTINCT_GRID_MAX and self.lazy_order:
             # one set of values for every position: each set used made where a generation reaches it
             if len(universe) > LAZY_ORDER_MAX:
                 raise SchemaTooComplex(where, f"uniqueItems over {len(universe)} values: more than {LAZY_ORDER_MAX}",

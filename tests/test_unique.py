@@ -96,7 +96,7 @@ def test_distinct_items_of_an_open_set_are_refused_with_their_pointer(schema, po
 
 
 def test_many_values_make_their_sets_where_reached():
-    """Past ``DISTINCT_GRID_MAX`` values (and without a prefix) a set of values used is made when a
+    """Past ``DISTINCT_GRID_MAX`` sets (and without a prefix) a set of values used is made when a
     generation first reaches it: 257 values compile, each set a fragment of its own; past
     ``LAZY_ORDER_MAX`` values, or where sets cannot wait, the 2**n sets are too many."""
     values = [f"feature-{i}" for i in range(257)]
