@@ -20,7 +20,7 @@ from .values import json_equal
 from .refs import child
 from .regex import pattern_dfa
 
-MAX_CONTAINS = 3  # contains met in one allOf, each found or not (2**n columns)
+MAX_CONTAINS = 6  # contains met in one allOf, each found or not (2**n columns)
 MAX_WITNESSES = 6  # 'some member' constraints met by additional properties of one object (2**n states)
 MAX_DISTINCT_SETS = 4096  # sets of values a uniqueItems array may have used, a state each, made at compile
 DISTINCT_GRID_MAX = 256  # sets up to which they are made at compile (past it, where a generation reaches them)

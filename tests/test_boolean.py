@@ -282,6 +282,22 @@ def test_counts_beside_contains_met_from_several_branches_are_refused():
     assert agree({"allOf": [{"contains": integer}, {"contains": string}]}) == "compiled"
 
 
+def test_up_to_six_contains_met_in_one_allof_each_find_an_item():
+    """Nested conditionals on ``contains`` beside ``unevaluatedItems: false`` meet six of them in one
+    branch (each found or not: 64 columns); a seventh is refused where it stands."""
+    chained = {"if": {"contains": {"const": "a"}},
+               "then": {"if": {"contains": {"const": "b"}}, "then": {"if": {"contains": {"const": "c"}}}},
+               "unevaluatedItems": False}
+    arrays = [[], ["a", "a"], ["a", "b", "a", "b", "a"], ["c", "a", "c", "c", "b", "a"], ["b", "b"], ["c", "c"],
+              ["c", "b", "c", "b", "c"], ["c", "a", "c", "a", "c"], ["a", "c"], ["d"]]
+    assert agrees_on(chained, arrays) == "compiled"
+    letters = "abcdefg"
+    six = {"allOf": [{"contains": {"const": x}} for x in letters[:6]]}
+    assert agrees_on(six, [list(letters[:6]), list(letters[:5]), list(reversed(letters[:6])) + ["g"]]) == "compiled"
+    with pytest.raises(constrain.UnsupportedKeyword, match="more than 6 contains met in one allOf"):
+        constrain.compile({"allOf": [{"contains": {"const": x}} for x in letters]}, cache=False)
+
+
 def test_not_of_a_format_is_the_strings_it_rules_out():
     """``not format`` accepts the strings the format's automaton refuses, nothing else; a format
     checked beyond its automaton (regex) or without one (idn-hostname) is refused, as are numbers'
