@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 from .errors import SchemaError, SchemaTooComplex
 from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-from .refs import _defrag, _join, child, pointer_of
+from .refs import child, pointer_of
 
 MAX_COPIES = 100_000  # schema objects copied for their bindings
 _NAMING = ("$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions")  # what a copy leaves out
@@ -36,6 +36,7 @@ def unfold(doc) -> dict:
         return root
     copies: dict[str, object] = {}  # name in the new $defs -> the copy
     made: dict[tuple, str] = {}  # (pointer copied, binding) -> name
+    copies_of: dict[str, int] = {}  # pointer -> its copies made
     todo: list[tuple] = []  # (schema, its copy to fill, base URI, binding, linked path)
 
     def entered(binding: tuple, base: str) -> tuple:
@@ -54,8 +55,8 @@ def unfold(doc) -> dict:
         binding = entered(binding, base)
         name = made.get((pointer, binding))
         if name is None:
-            name = made[pointer, binding] = f"{pointer or '#'} ({len(made)})" if any(
-                p == pointer for p, _ in made) else pointer or "#"
+            n = copies_of[pointer] = copies_of.get(pointer, 0) + 1
+            name = made[pointer, binding] = (pointer or "#") + (f" ({n})" if n > 1 else "")
             if isinstance(schema, dict):
                 copies[name] = {}
                 todo.append((schema, copies[name], base, binding, (None, pointer)))  # errors name the original
@@ -69,7 +70,7 @@ def unfold(doc) -> dict:
         except SchemaError:
             doc.resolve(ref, pointer_of(path), word=word)  # raises it again, worded at its place
             raise
-        fragment = _defrag(ref)[1]
+        fragment = ref.partition("#")[2]
         if word == "$dynamicRef" and fragment and not fragment.startswith("/"):
             name = unquote(fragment)
             # only a reference to a dynamic anchor of that name is dynamic (the "bookend")
@@ -88,10 +89,9 @@ def unfold(doc) -> dict:
         copied += 1
         if copied > MAX_COPIES:
             raise SchemaTooComplex(pointer_of(path), f"$dynamicRef scopes needing over {MAX_COPIES} schema copies")
-        ident, _ = doc._own_id(schema)
-        if isinstance(ident, str) and path is not None:  # a resource of its own: entered
-            base = _defrag(_join(base, ident))[0] or base
-            binding = entered(binding, base)
+        below = doc.id_base(base, schema)
+        if below != base:  # a resource of its own: entered
+            base, binding = below, entered(binding, below)
         refs = []
         for key, value in schema.items():
             if key in _NAMING:

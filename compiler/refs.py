@@ -292,7 +292,7 @@ class SchemaDocument:
         cached = self._base_cache.get(pointer)
         if cached is not None:
             return cached
-        node, base, kind = self._written, self._id_base("", self._written), "schema"
+        node, base, kind = self._written, self.id_base("", self._written), "schema"
         for seg in split_pointer(pointer):
             if isinstance(node, dict) and seg in node:
                 node = node[seg]
@@ -307,12 +307,13 @@ class SchemaDocument:
             elif kind in ("list", "map"):
                 kind = "schema"
             if kind == "schema":
-                base = self._id_base(base, node)
+                base = self.id_base(base, node)
         if len(self._base_cache) < 4096:
             self._base_cache[pointer] = base
         return base
 
-    def _id_base(self, base: str, node) -> str:
+    def id_base(self, base: str, node) -> str:
+        """The base URI below ``node`` where the one above it is ``base`` (its own ``$id`` joined)."""
         ident, _ = self._own_id(node) if isinstance(node, dict) else (None, None)
         if isinstance(ident, str):
             return _defrag(_join(base, ident))[0] or base
