@@ -76,6 +76,22 @@ def test_schema_order_stays_the_default_and_keys_come_once():
     assert not free.accepts('{"c": true, "b": "x"}')  # "a" is required
 
 
+def test_a_large_object_asking_more_members_than_it_can_have_is_unsatisfiable():
+    """The sets' stand-in asks ``minProperties`` of the members beyond the required ones: a closed
+    object of eight names (past GRID_MAX) asking nine has no instance, asking eight takes them all."""
+    names = [f"n{i}" for i in range(8)]
+    closed = {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "additionalProperties": False}
+    with pytest.raises(constrain.Unsatisfiable):
+        constrain.compile({**closed, "minProperties": 9}, property_order="any", cache=False)
+    with pytest.raises(constrain.Unsatisfiable):  # one name can never be written
+        constrain.compile({**closed, "minProperties": 8, "properties": {**closed["properties"], "n3": False}},
+                          property_order="any", cache=False)
+    every = constrain.compile({**closed, "minProperties": 8}, property_order="any", cache=False)
+    assert every.accepts(json.dumps({n: 1 for n in reversed(names)}))
+    assert not every.accepts(json.dumps({n: 1 for n in names[1:]}))
+    assert every.find_trap(budget=2_000) is None
+
+
 def test_large_objects_take_any_order_set_by_set():
     """Past GRID_MAX names the sets written are fragments made where a generation reaches them:
     compiling stays linear in the names, and every order of every subset is judged as the spec does."""
