@@ -330,8 +330,8 @@ DYNAMIC_MUTATIONS = [
     ("a subschema with its own $id not entered", "compiler/dynamic.py",
      "base, binding = below, entered(binding, below)", "base = below"),
     ("a $ref's target copied without entering its resource", "compiler/dynamic.py",
-     "        binding = entered(binding, base)\n        name = made.get((pointer, binding))",
-     "        name = made.get((pointer, binding))"),
+     "        binding = entered(binding, base)\n        ref = made.get((pointer, binding))",
+     "        ref = made.get((pointer, binding))"),
     ("a $ref beside a $dynamicRef dropped", "compiler/dynamic.py",
      "                out[\"allOf\"] = [*out.get(\"allOf\", ()), {\"$ref\": refs[1]}]", "                pass"),
 ]

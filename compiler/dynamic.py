@@ -11,8 +11,10 @@ read a document without dynamic references (the dynamic anchors themselves are p
 ``refs.py``). A recursive schema reaches itself under the same binding, so the copies are finite;
 ``MAX_COPIES`` bounds a hostile document.
 
-The copies live in the root's ``$defs``, named by where they were copied from, without ``$id`` or
-anchors: every reference in them is to another copy, by pointer.
+The copies live in the root's ``$defs`` (or ``definitions``), without ``$id`` or anchors: every
+reference in them is to another copy, by pointer. A copy of ``/$defs/tree`` is ``/$defs/tree``
+again (``tree (2)`` for a second binding), so a message about it names the place the user wrote;
+a copy of a schema elsewhere is named by its whole pointer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from urllib.parse import quote, unquote
 
 from .errors import SchemaError, SchemaTooComplex
 from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-from .refs import child, pointer_of
+from .refs import child, pointer_of, unescape
 
 MAX_COPIES = 100_000  # schema objects copied for their bindings
 _NAMING = ("$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions")  # what a copy leaves out
@@ -34,9 +36,9 @@ def unfold(doc) -> dict:
     root = doc.root
     if not isinstance(root, dict):
         return root
-    copies: dict[str, object] = {}  # name in the new $defs -> the copy
-    made: dict[tuple, str] = {}  # (pointer copied, binding) -> name
-    copies_of: dict[str, int] = {}  # pointer -> its copies made
+    copies: dict[str, dict] = {}  # "$defs" or "definitions" -> name -> the copy
+    made: dict[tuple, str] = {}  # (pointer copied, binding) -> reference to the copy
+    taken: dict[tuple, int] = {}  # (container, name) -> copies so named
     todo: list[tuple] = []  # (schema, its copy to fill, base URI, binding, linked path)
 
     def entered(binding: tuple, base: str) -> tuple:
@@ -53,16 +55,21 @@ def unfold(doc) -> dict:
         """A reference to ``schema`` (at ``pointer``) copied for ``binding``, the resource it is in entered."""
         base = doc.base_uri(pointer)
         binding = entered(binding, base)
-        name = made.get((pointer, binding))
-        if name is None:
-            n = copies_of[pointer] = copies_of.get(pointer, 0) + 1
-            name = made[pointer, binding] = (pointer or "#") + (f" ({n})" if n > 1 else "")
+        ref = made.get((pointer, binding))
+        if ref is None:
+            parts = pointer.split("/")
+            container, name = (parts[1], unescape(parts[2])) if len(parts) == 3 and parts[1] in ("$defs", "definitions") \
+                else ("$defs", pointer or "#")
+            n = taken[container, name] = taken.get((container, name), 0) + 1
+            name += f" ({n})" if n > 1 else ""
+            ref = made[pointer, binding] = "#" + quote(child("/" + container, name), safe="/~$")
+            held = copies.setdefault(container, {})
             if isinstance(schema, dict):
-                copies[name] = {}
-                todo.append((schema, copies[name], base, binding, (None, pointer)))  # errors name the original
+                held[name] = {}
+                todo.append((schema, held[name], base, binding, (None, pointer)))  # errors name the original
             else:
-                copies[name] = schema
-        return "#" + quote(child("/$defs", name), safe="/~")
+                held[name] = schema
+        return ref
 
     def target(word: str, ref, base: str, path, binding: tuple) -> str:
         try:  # the base known: no pointer spelled out (a chain of references 10,000 deep stays linear)
@@ -115,7 +122,6 @@ def unfold(doc) -> dict:
             out["$ref"] = refs[0]
             if len(refs) > 1:
                 out["allOf"] = [*out.get("allOf", ()), {"$ref": refs[1]}]
-    if copies:
-        new_root["$defs"] = copies
+    new_root.update(copies)
     return new_root
 

@@ -139,6 +139,17 @@ def test_a_dynamic_ref_that_leads_nowhere_is_an_error_naming_it():
     assert constrain.validate(1, {"$defs": {"unused": {"$dynamicRef": "#x"}}, "type": "integer"}) == []
 
 
+def test_an_error_in_a_copied_schema_names_the_place_written():
+    """The copies of ``/$defs/tree`` are ``/$defs/tree`` again: a refusal inside one points there."""
+    tree = {"$id": "tree", "$dynamicAnchor": "node", "type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+                           "children": {"type": "array", "items": {"$dynamicRef": "#node"}}}}
+    schema = {"$schema": DRAFT, "$id": ROOT, "$dynamicAnchor": "node", "$ref": "tree", "$defs": {"tree": tree}}
+    with pytest.raises(UnsupportedKeyword) as info:
+        constrain.compile(schema, cache=False)
+    assert info.value.pointer == "/$defs/tree/properties/tags/uniqueItems"
+
+
 def test_scopes_that_multiply_are_refused_in_bounded_time():
     """Resources ``r<i>`` bind anchor ``a<i>``, resources ``s<i>`` bind none, and each leads to both
     of the next level: 2**n bindings reach the last, each a copy of what follows."""
