@@ -11,6 +11,13 @@ read a document without dynamic references (the dynamic anchors themselves are p
 ``refs.py``). A recursive schema reaches itself under the same binding, so the copies are finite;
 ``MAX_COPIES`` bounds a hostile document.
 
+python-jsonschema and jsonschema-rs keep a narrower scope: a resource joins it only once a
+reference is followed from inside it (the root and a subschema with its own ``$id`` do not, by
+being evaluated). Their binding is tracked beside the specification's (a *scope* is the pair), and
+a ``$dynamicRef`` the two readings resolve differently is refused: a resource entered without a
+reference binding the name first (an extension embedded, not referenced), which the test suite
+does not test.
+
 The copies live in the root's ``$defs`` (or ``definitions``), without ``$id`` or anchors: every
 reference in them is to another copy, by pointer. A copy of ``/$defs/tree`` is ``/$defs/tree``
 again (``tree (2)`` for a second binding), so a message about it names the place the user wrote;
@@ -21,9 +28,9 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
-from .errors import SchemaError, SchemaTooComplex
+from .errors import SchemaError, SchemaTooComplex, UnsupportedKeyword
 from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-from .refs import child, pointer_of, unescape
+from .refs import child, pointer_of, unescape, uri_of
 
 MAX_COPIES = 100_000  # schema objects copied for their bindings
 _NAMING = ("$id", "id", "$anchor", "$dynamicAnchor", "$defs", "definitions")  # what a copy leaves out
@@ -37,9 +44,9 @@ def unfold(doc) -> dict:
     if not isinstance(root, dict):
         return root
     copies: dict[str, dict] = {}  # "$defs" or "definitions" -> name -> the copy
-    made: dict[tuple, str] = {}  # (pointer copied, binding) -> reference to the copy
+    made: dict[tuple, str] = {}  # (pointer copied, scope) -> reference to the copy
     taken: dict[tuple, int] = {}  # (container, name) -> copies so named
-    todo: list[tuple] = []  # (schema, its copy to fill, base URI, binding, linked path)
+    todo: list[tuple] = []  # (schema, its copy to fill, base URI, scope, linked path)
 
     def entered(binding: tuple, base: str) -> tuple:
         """``binding`` with the dynamic anchors of resource ``base`` it does not bind yet."""
@@ -51,70 +58,85 @@ def unfold(doc) -> dict:
             bound.setdefault(name, pointer)
         return tuple(sorted(bound.items()))
 
-    def copy_of(pointer: str, schema, binding: tuple) -> str:
-        """A reference to ``schema`` (at ``pointer``) copied for ``binding``, the resource it is in entered."""
+    def followed(scope: tuple, base: str, ref: str) -> tuple:
+        """``scope`` as a reference ``ref`` followed from base ``base`` leaves the validators'
+        binding (``referencing``'s resolver): the resource it leaves joins theirs where it is the
+        first one followed from or ``ref`` leads elsewhere, and names a URI (the specification's
+        binding joins the resource where it lands, ``copy_of``)."""
+        spec, theirs, pushed = scope
+        if base and (not pushed or uri_of(base, ref) != base):
+            return spec, entered(theirs, base), True
+        return scope
+
+    def copy_of(pointer: str, schema, scope: tuple) -> str:
+        """A reference to ``schema`` (at ``pointer``) copied for ``scope``, the resource it is in entered."""
         base = doc.base_uri(pointer)
-        binding = entered(binding, base)
-        ref = made.get((pointer, binding))
+        scope = (entered(scope[0], base), *scope[1:])
+        ref = made.get((pointer, scope))
         if ref is None:
             parts = pointer.split("/")
             container, name = (parts[1], unescape(parts[2])) if len(parts) == 3 and parts[1] in ("$defs", "definitions") \
                 else ("$defs", pointer or "#")
             n = taken[container, name] = taken.get((container, name), 0) + 1
             name += f" ({n})" if n > 1 else ""
-            ref = made[pointer, binding] = "#" + quote(child("/" + container, name), safe="/~$")
+            ref = made[pointer, scope] = "#" + quote(child("/" + container, name), safe="/~$")
             held = copies.setdefault(container, {})
             if isinstance(schema, dict):
                 held[name] = {}
-                todo.append((schema, held[name], base, binding, (None, pointer)))  # errors name the original
+                todo.append((schema, held[name], base, scope, (None, pointer)))  # errors name the original
             else:
                 held[name] = schema
         return ref
 
-    def target(word: str, ref, base: str, path, binding: tuple) -> str:
+    def target(word: str, ref, base: str, path, scope: tuple) -> str:
         try:  # the base known: no pointer spelled out (a chain of references 10,000 deep stays linear)
             pointer, schema = doc.resolve(ref, "", word=word, base=base)
         except SchemaError:
             doc.resolve(ref, pointer_of(path), word=word)  # raises it again, worded at its place
             raise
+        scope = followed(scope, base, ref)
         fragment = ref.partition("#")[2]
         if word == "$dynamicRef" and fragment and not fragment.startswith("/"):
             name = unquote(fragment)
             # only a reference to a dynamic anchor of that name is dynamic (the "bookend")
             if isinstance(schema, dict) and schema.get("$dynamicAnchor") == name:
-                picked = dict(entered(binding, doc.base_uri(pointer))).get(name, pointer)
+                picked = dict(entered(scope[0], doc.base_uri(pointer))).get(name, pointer)
+                if dict(scope[1]).get(name, pointer) != picked:
+                    raise UnsupportedKeyword(pointer_of(path), "$dynamicRef", f"{ref!r} resolves otherwise in "
+                                             "python-jsonschema and jsonschema-rs, which count a resource in the dynamic "
+                                             "scope only once a $ref is followed from it", ())
                 if picked != pointer:
                     pointer, schema = doc.resolve("#" + quote(picked, safe="/~"), "")
-        return copy_of(pointer, schema, binding)
+        return copy_of(pointer, schema, scope)
 
     new_root = {key: root[key] for key in ("$schema", "$id", "id") if key in root}
     base = doc.base_uri("")
-    todo.append((root, new_root, base, entered((), base), None))
+    todo.append((root, new_root, base, (entered((), base), (), False), None))
     copied = 0
     while todo:
-        schema, out, base, binding, path = todo.pop()
+        schema, out, base, scope, path = todo.pop()
         copied += 1
         if copied > MAX_COPIES:
             raise SchemaTooComplex(pointer_of(path), f"$dynamicRef scopes needing over {MAX_COPIES} schema copies")
         below = doc.id_base(base, schema)
-        if below != base:  # a resource of its own: entered
-            base, binding = below, entered(binding, below)
+        if below != base:  # a resource of its own: entered (by the specification's reading)
+            base, scope = below, (entered(scope[0], below), *scope[1:])
         refs = []
         for key, value in schema.items():
             if key in _NAMING:
                 continue
             if key in _REFS:
-                refs.append(target(key, value, base, path, binding))
+                refs.append(target(key, value, base, path, scope))
             elif key in ONE_SCHEMA and isinstance(value, dict):
                 out[key] = {}
-                todo.append((value, out[key], base, binding, (path, (key,))))
+                todo.append((value, out[key], base, scope, (path, (key,))))
             elif key in SCHEMA_LISTS and isinstance(value, list):
                 out[key] = [{} if isinstance(v, dict) else v for v in value]
-                todo.extend((v, out[key][i], base, binding, (path, (key, i))) for i, v in enumerate(value)
+                todo.extend((v, out[key][i], base, scope, (path, (key, i))) for i, v in enumerate(value)
                             if isinstance(v, dict))
             elif key in SCHEMA_MAPS and isinstance(value, dict):
                 out[key] = {k: {} if isinstance(v, dict) else v for k, v in value.items()}
-                todo.extend((v, out[key][k], base, binding, (path, (key, k))) for k, v in value.items()
+                todo.extend((v, out[key][k], base, scope, (path, (key, k))) for k, v in value.items()
                             if isinstance(v, dict))
             else:
                 out[key] = value

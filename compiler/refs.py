@@ -69,6 +69,11 @@ def _join(base: str, ref: str) -> str:
     return urljoin(base, ref)
 
 
+def uri_of(base: str, ref: str) -> str:
+    """The URI, without its fragment, that ``ref`` found under base URI ``base`` names."""
+    return _defrag(_join(base, ref))[0]
+
+
 def _defrag(uri: str) -> tuple[str, str]:
     uri, _, fragment = uri.partition("#")
     return uri, fragment

@@ -6,7 +6,7 @@ import time
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import constrain
@@ -75,6 +75,38 @@ def test_a_ref_beside_a_dynamic_ref_applies_too():
     validator = jsonschema.Draft202012Validator(schema)
     for doc, valid in ((["abc", "c"], True), ([""], False), ([1], False)):
         assert grammar.accepts(json.dumps(doc)) == validator.is_valid(doc) == valid, doc
+
+
+def test_a_scope_the_validators_read_otherwise_is_refused():
+    """The root binds ``#n``, a subschema with its own ``$id`` binds it too and holds the
+    ``$dynamicRef``, no reference followed in between: the specification's scope holds the root
+    (strings), python-jsonschema's and jsonschema-rs's do not (integers). Refused, never either."""
+    schema = {"$schema": DRAFT, "$id": ROOT, "$defs": {"r": {"$dynamicAnchor": "n", "type": "string"}},
+              "properties": {"x": {"$id": "x", "$defs": {"m": {"$dynamicAnchor": "n", "type": "integer"}},
+                                   "items": {"$dynamicRef": "#n"}}}}
+    assert jsonschema.Draft202012Validator(schema).is_valid({"x": [1]})
+    for check in (lambda: constrain.compile(schema, cache=False), lambda: constrain.validate({"x": [1]}, schema)):
+        with pytest.raises(UnsupportedKeyword, match="python-jsonschema") as info:
+            check()
+        assert info.value.pointer == "/properties/x/items"
+    # the first reference followed from the root puts it in their scope, even one within its resource
+    within = {"$schema": DRAFT, "$id": ROOT, "$ref": "#/$defs/a",
+              "$defs": {"r": {"$dynamicAnchor": "n", "type": "string"}, "a": {"properties": schema["properties"]}}}
+    assert not jsonschema.Draft202012Validator(within).is_valid({"x": [1]})
+    assert constrain.compile(within, cache=False).accepts('{"x": ["a"]}')
+    # ... but not a later one within a resource, after the first has put another resource there
+    later = {"$schema": DRAFT, "$id": ROOT, "$ref": "b",
+             "$defs": {"b": {"$id": "b", "$defs": {"r": {"$dynamicAnchor": "n", "type": "string"}, "inner": schema["properties"]["x"]},
+                             "properties": {"x": {"$ref": "#/$defs/inner"}}}}}
+    assert jsonschema.Draft202012Validator(later).is_valid({"x": [1]})
+    with pytest.raises(UnsupportedKeyword, match="python-jsonschema"):
+        constrain.compile(later, cache=False)
+    # followed from the root by a reference, the root is in both scopes: strings
+    referred = {**schema, "properties": {"x": {"$ref": "x"}},
+                "$defs": {**schema["$defs"], "x": schema["properties"]["x"]}}
+    grammar = constrain.compile(referred, cache=False)
+    assert grammar.accepts('{"x": ["a"]}') and not grammar.accepts('{"x": [1]}')
+    assert jsonschema.Draft202012Validator(referred).is_valid({"x": ["a"]})
 
 
 def test_without_the_bookend_a_dynamic_ref_is_a_plain_ref():
@@ -175,12 +207,14 @@ VALUES = ["a", "bc", 1, 2.5, True, None, [], ["a"], [1, ["b"]], [[["a"]]], {"k":
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from([None, *sorted(ITEMS)]), min_size=1, max_size=4), st.sampled_from(sorted(ITEMS)),
-       st.booleans(), st.data())
-def test_dynamic_scopes_agree_with_the_spec(wrappers, default, branch, data):
+       st.sampled_from([None, *sorted(ITEMS)]), st.sampled_from(["ref", "branch", "embed"]), st.data())
+def test_dynamic_scopes_agree_with_the_spec(wrappers, default, own, how, data):
     """A chain of resources, each binding ``#item`` to one of ``ITEMS`` or to nothing (an
     intermediate scope), ends at the extensible list, whose items may hold the list again; the
-    root is the chain or (``branch``) either of two chains. Every value is judged as
-    python-jsonschema judges it, and no state is a dead end."""
+    root (binding ``#item`` itself or not) refers to the chain, to either of two chains, or embeds
+    its first resource (where python-jsonschema's scope, which a resource joins only once a
+    reference is followed from it, may part from the specification's: then refused). Every value
+    is judged as python-jsonschema judges it, and no state is a dead end."""
     defs = {"list": extensible_list(ITEMS[default])}
 
     def chain(tag: str, kinds: list) -> str:
@@ -194,13 +228,24 @@ def test_dynamic_scopes_agree_with_the_spec(wrappers, default, branch, data):
         return nxt
 
     first = chain("w", wrappers)
-    if branch:
+    schema = {"$schema": DRAFT, "$id": ROOT, "$defs": defs}
+    if own is not None:
+        defs["mine"] = {"$dynamicAnchor": "item", **ITEMS[own]}
+    if how == "branch":
         other = chain("v", data.draw(st.lists(st.sampled_from([None, *sorted(ITEMS)]), min_size=1, max_size=3)))
-        schema = {"$schema": DRAFT, "$id": ROOT, "anyOf": [{"$ref": first}, {"$ref": other}], "$defs": defs}
+        schema["anyOf"] = [{"$ref": first}, {"$ref": other}]
+    elif how == "embed":
+        schema["allOf"] = [defs.pop(first)]
     else:
-        schema = {"$schema": DRAFT, "$id": ROOT, "$ref": first, "$defs": defs}
+        schema["$ref"] = first
     validator = jsonschema.Draft202012Validator(schema)
-    grammar = constrain.compile(schema, cache=False)
+    try:
+        grammar = constrain.compile(schema, cache=False)
+    except UnsupportedKeyword as refused:
+        assert how == "embed" and "python-jsonschema" in str(refused), refused
+        event("refused: the readings part")
+        return
+    event(f"compiled ({how})")
     for _ in range(20):
         doc = data.draw(st.lists(st.sampled_from(VALUES), max_size=3))
         assert grammar.accepts(json.dumps(doc)) == validator.is_valid(doc), (schema, doc)
