@@ -12,8 +12,9 @@ read a document without dynamic references (the dynamic anchors themselves are p
 ``MAX_COPIES`` bounds a hostile document.
 
 python-jsonschema and jsonschema-rs keep a narrower scope: a resource joins it only once a
-reference is followed from inside it (the root and a subschema with its own ``$id`` do not, by
-being evaluated). Their binding is tracked beside the specification's (a *scope* is the pair), and
+reference is followed from inside it, the first one followed at all or one to another URI (the
+root and a subschema with its own ``$id`` do not, by being evaluated). Their binding is tracked
+beside the specification's (a *scope* holds both, and whether theirs was joined yet), and
 a ``$dynamicRef`` the two readings resolve differently is refused: a resource entered without a
 reference binding the name first (an extension embedded, not referenced), which the test suite
 does not test.
