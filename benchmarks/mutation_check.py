@@ -212,7 +212,7 @@ EVALUATION_MUTATIONS = [
     ("a nested unevaluated keyword evaluates nothing more", "compiler/unevaluated.py",
      'everything="additionalProperties" in rules or keyword in rules)', 'everything="additionalProperties" in rules)'),
     ("relative $ref left relative", "compiler/refs.py",
-     'node["$ref"] = _join(base, node["$ref"])', "pass"),
+     "node[word] = _join(base, node[word])", "pass"),
     ("a $ref keeps its siblings in a draft 7 document", "compiler/refs.py",
      '({"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node).items()', "node.items()"),
     ("another draft's words read", "compiler/refs.py", "if key in self.ignored:\n", "if False:\n"),
