@@ -215,7 +215,7 @@ EVALUATION_MUTATIONS = [
      "node[word] = _join(base, node[word])", "pass"),
     ("a $ref keeps its siblings in a draft 7 document", "compiler/refs.py",
      '({"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node).items()', "node.items()"),
-    ("another draft's words read", "compiler/refs.py", "if key in self.ignored:\n", "if False:\n"),
+    ("another draft's words read", "compiler/refs.py", "if key not in self.ignored:\n", "if True:\n"),
     ("a document with words its draft does not read read as written", "compiler/refs.py",
      "self._unread = True\n", "pass\n"),
     ("a $ref target outside the schema keywords read as written", "compiler/refs.py",

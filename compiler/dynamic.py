@@ -30,7 +30,7 @@ from __future__ import annotations
 from urllib.parse import quote, unquote
 
 from .errors import SchemaError, SchemaTooComplex, UnsupportedKeyword
-from .keywords import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from .keywords import with_subschemas
 from .refs import child, pointer_of, unescape, uri_of
 
 MAX_COPIES = 100_000  # schema objects copied for their bindings
@@ -122,25 +122,19 @@ def unfold(doc) -> dict:
         below = doc.id_base(base, schema)
         if below != base:  # a resource of its own: entered (by the specification's reading)
             base, scope = below, (entered(scope[0], below), *scope[1:])
+        def to_fill(at: tuple, sub: dict, base=base, scope=scope, path=path) -> dict:
+            copy: dict = {}
+            todo.append((sub, copy, base, scope, (path, at)))
+            return copy
+
         refs = []
         for key, value in schema.items():
             if key in _NAMING:
                 continue
             if key in _REFS:
                 refs.append(target(key, value, base, path, scope))
-            elif key in ONE_SCHEMA and isinstance(value, dict):
-                out[key] = {}
-                todo.append((value, out[key], base, scope, (path, (key,))))
-            elif key in SCHEMA_LISTS and isinstance(value, list):
-                out[key] = [{} if isinstance(v, dict) else v for v in value]
-                todo.extend((v, out[key][i], base, scope, (path, (key, i))) for i, v in enumerate(value)
-                            if isinstance(v, dict))
-            elif key in SCHEMA_MAPS and isinstance(value, dict):
-                out[key] = {k: {} if isinstance(v, dict) else v for k, v in value.items()}
-                todo.extend((v, out[key][k], base, scope, (path, (key, k))) for k, v in value.items()
-                            if isinstance(v, dict))
-            else:
-                out[key] = value
+            else:  # each subschema a copy to fill in turn
+                out[key] = with_subschemas(key, value, to_fill)
         if refs:  # a `$ref` and a `$dynamicRef` side by side both apply
             out["$ref"] = refs[0]
             if len(refs) > 1:

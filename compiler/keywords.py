@@ -27,6 +27,31 @@ ONE_SCHEMA = frozenset({
 SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
                          "dependencies"})
+SCHEMA_HOLDERS = ONE_SCHEMA | SCHEMA_LISTS | SCHEMA_MAPS
+
+
+def subschemas(key: str, value) -> list[tuple[tuple, dict]]:
+    """Each schema object that keyword ``key``'s ``value`` holds, with its path segments below the
+    holder (``(key,)``, ``(key, index)`` or ``(key, name)``)."""
+    if key in ONE_SCHEMA and isinstance(value, dict):
+        return [((key,), value)]
+    if key in SCHEMA_LISTS and isinstance(value, list):
+        return [((key, i), v) for i, v in enumerate(value) if isinstance(v, dict)]
+    if key in SCHEMA_MAPS and isinstance(value, dict):
+        return [((key, k), v) for k, v in value.items() if isinstance(v, dict)]
+    return []
+
+
+def with_subschemas(key: str, value, make):
+    """Keyword ``key``'s ``value`` with each schema object it holds replaced by ``make(segments,
+    schema)`` (``subschemas``' segments), in a new list or map; ``value`` itself where it holds none."""
+    if key in ONE_SCHEMA and isinstance(value, dict):
+        return make((key,), value)
+    if key in SCHEMA_LISTS and isinstance(value, list):
+        return [make((key, i), v) if isinstance(v, dict) else v for i, v in enumerate(value)]
+    if key in SCHEMA_MAPS and isinstance(value, dict):
+        return {k: make((key, k), v) if isinstance(v, dict) else v for k, v in value.items()}
+    return value
 
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "example", "$comment", "readOnly",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
-from compiler.keywords import MARKERS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from compiler.keywords import MARKERS, ONE_SCHEMA, SCHEMA_HOLDERS, SCHEMA_LISTS, SCHEMA_MAPS, subschemas, with_subschemas
 
 _NAMING = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})  # what may name a schema (``_index``)
 _MODERN = ("2019-09", "2020-12")
@@ -185,24 +185,13 @@ class SchemaDocument:
             read[id(node)] = {}
             written.append(node)
             for key, value in node.items():
-                if key in ONE_SCHEMA and isinstance(value, dict):
-                    stack.append(value)
-                elif key in SCHEMA_LISTS and isinstance(value, list):
-                    stack.extend(value)
-                elif key in SCHEMA_MAPS and isinstance(value, dict):
-                    stack.extend(value.values())
+                if key in SCHEMA_HOLDERS:
+                    stack += [child for _, child in subschemas(key, value)]
         for node in written:
             copy = read[id(node)]
             for key, value in ({"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node).items():
-                if key in self.ignored:
-                    continue
-                if key in ONE_SCHEMA and isinstance(value, dict):
-                    value = read[id(value)]
-                elif key in SCHEMA_LISTS and isinstance(value, list):
-                    value = [read[id(v)] if isinstance(v, dict) else v for v in value]
-                elif key in SCHEMA_MAPS and isinstance(value, dict):
-                    value = {k: read[id(v)] if isinstance(v, dict) else v for k, v in value.items()}
-                copy[key] = value
+                if key not in self.ignored:
+                    copy[key] = with_subschemas(key, value, lambda _, v: read[id(v)])
         return read[id(top)]
 
     def _index(self) -> None:
@@ -220,12 +209,8 @@ class SchemaDocument:
             if "$dynamicRef" in node:
                 self._dynamic_refs = True
             for key, value in node.items():  # every subschema directly under it
-                if key in ONE_SCHEMA and isinstance(value, dict):
-                    stack.append((value, base, (path, (key,))))
-                elif key in SCHEMA_LISTS and isinstance(value, list):
-                    stack.extend((item, base, (path, (key, i))) for i, item in enumerate(value) if isinstance(item, dict))
-                elif key in SCHEMA_MAPS and isinstance(value, dict):
-                    stack.extend((item, base, (path, (key, name))) for name, item in value.items() if isinstance(item, dict))
+                if key in SCHEMA_HOLDERS:
+                    stack += [(child, base, (path, at)) for at, child in subschemas(key, value)]
 
     def _named(self, node: dict, base: str, path) -> str:
         """Declare ``node``'s own resource and anchors; return the base URI below it."""
@@ -272,16 +257,14 @@ class SchemaDocument:
             for word in ("$ref", "$dynamicRef"):
                 if isinstance(node.get(word), str) and base:
                     node[word] = _join(base, node[word])
+            def copied(_, schema: dict, base=base) -> dict:
+                copy = dict(schema)
+                stack.append((copy, base))
+                return copy
+
             for key, value in node.items():
-                if key in ONE_SCHEMA and isinstance(value, dict):
-                    node[key] = value = dict(value)
-                    stack.append((value, base))
-                elif key in SCHEMA_LISTS and isinstance(value, list):
-                    node[key] = value = [dict(v) if isinstance(v, dict) else v for v in value]
-                    stack.extend((v, base) for v in value if isinstance(v, dict))
-                elif key in SCHEMA_MAPS and isinstance(value, dict):
-                    node[key] = value = {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
-                    stack.extend((v, base) for v in value.values() if isinstance(v, dict))
+                if key in SCHEMA_HOLDERS:
+                    node[key] = with_subschemas(key, value, copied)
         return root
 
     def _declare(self, table: dict, key, pointer: str) -> None:
