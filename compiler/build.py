@@ -112,18 +112,13 @@ class Reader:
             self._pending.append(found)
         return found
 
-    def known(self, value) -> Node | None:
-        """The node of schema object ``value`` where it was read already (None: it was not)."""
-        return self._by_id.get(id(value))
-
-    def read_now(self, value: dict) -> Node:
-        """A new node of ``value`` (a schema the lowering wrote, which it may change once read),
-        read now with what it reaches (the document's subschemas were read already)."""
-        node = Node()
-        node.source = value
-        self._pending.append(node)
-        self.run()
-        return node
+    def of(self, value) -> Node:
+        """The node of ``value``: as read already, else read now and known from now on (``value``,
+        a schema the lowering wrote, is not changed once read; ``nodes`` keeps it alive)."""
+        found = self.node(value, None, ())
+        if self._pending:
+            self.run()
+        return found
 
     def run(self) -> None:
         """Read every pending node (and what it reaches), then refuse a ``$ref`` loop."""
@@ -163,7 +158,7 @@ class Reader:
         kinds = rules.get("type")
         if kinds is not None:
             listed = kinds if isinstance(kinds, list) else [kinds]
-            if not listed or any(not isinstance(k, str) or k not in TYPES for k in listed):
+            if (not listed and not self.written) or any(not isinstance(k, str) or k not in TYPES for k in listed):
                 raise invalid("type", f"unknown type {kinds!r}")
             node.types = tuple(listed)
         if "enum" in rules:
@@ -199,7 +194,11 @@ class Reader:
                 raise invalid(key, f"{key} must be a string")
         if "format" in rules:
             node.formats = gathered(rules["format"])
-        node.number, node.string = number_rules(rules), string_rules(rules)
+        number, string = number_rules(rules), string_rules(rules)
+        if number is not None:  # (a field left unset says what its default says, and costs nothing to read)
+            node.number = number
+        if string is not None:
+            node.string = string
         if not OBJECT_WORDS.isdisjoint(rules):
             node.object = ObjectRules()
             node.object.required = required
@@ -263,6 +262,8 @@ class Reader:
         node.unevaluated = bool(unevaluated)
         if "unevaluatedProperties" in unevaluated:
             node.unevaluated_properties = single["unevaluatedProperties"]
+        if "unevaluatedItems" in unevaluated:
+            node.unevaluated_items = single["unevaluatedItems"]
         for key in DEPENDENT:
             if key in rules:
                 for name, need in mapping(key).items():
@@ -284,7 +285,7 @@ class Reader:
             arr.rest = sub(("items",), items)
         for key in ("prefixItems", *LISTS):
             if key in rules:
-                if not isinstance(rules[key], list) or (key != "prefixItems" and not rules[key]):
+                if not isinstance(rules[key], list) or (key != "prefixItems" and not rules[key] and not self.written):
                     raise invalid(key, f"{key} must be a non-empty array")
                 branches = [sub((key, i), value) for i, value in enumerate(rules[key])]
                 if key == "prefixItems":

@@ -364,13 +364,13 @@ class ContainerLowering:
             else:
                 met = self.unnamed(obj, n, both(self.additional(obj), value), slot)
             case = {**rest, "properties": {**props, n: met}, "required": required + ([n] if n not in required else [])}
-            self.lower_object(self.reader.read_now(case), slot, src, dst, among)
+            self.lower_object(self.reader.of(case), slot, src, dst, among)
         if self.additional(obj) is False and not obj.pattern_properties:
             return  # a closed object: only its named properties can be the witness
         if len(among) >= MAX_WITNESSES:
             raise UnsupportedKeyword(slot.pointer, "not", f"more than {MAX_WITNESSES} members that must exist among "
                                      "additional properties", slot.via)
-        self.lower_object(self.reader.read_now(rest), slot, src, dst, among + ((key_dfa, name, value),))
+        self.lower_object(self.reader.of(rest), slot, src, dst, among + ((key_dfa, name, value),))
 
     def unnamed(self, obj: ObjectRules, name: str, sub, slot):
         """``sub`` (what key ``name`` meets, the object not naming it) met with each side's
@@ -491,7 +491,7 @@ class ContainerLowering:
         return self.shared("any", self._build_any)
 
     def _build_any(self, src: int, dst: int) -> None:
-        anything = self.reader.read_now({"additionalProperties": True})
+        anything = self.reader.of({"additionalProperties": True})
         for kind in ("null", "boolean", "number", "string", "array", "object"):
             getattr(self, "lower_" + kind)(anything, Slot(""), src, dst)
 

@@ -25,13 +25,13 @@ from functools import lru_cache
 from automaton.counted import UNREACHABLE, Template
 
 from .chardfa import MAX_SCALAR, CharDFA
+from .ir import Node
 from .regex import CountedPattern, counted_pattern
 from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts, subtract_points
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
 # what bounds a string beside its pattern: a second count or a product (the markers are the values,
 # patterns and formats ``not`` rules out)
-STRING_BOUNDS = ("format", "maxLength", "_not_values", "_not_patterns", "_not_formats")
 # automata up to this size are checked for states that read plain text forever; the larger ones
 # count (a long maxLength unrolled), so they have none, and the check would cost
 FOREVER_MAX = 1024
@@ -186,16 +186,17 @@ def counted(dfa: CharDFA, lo: int, hi: int | None) -> bool | None:
     return shape.dist[dfa.start] <= (UNREACHABLE - 1 if hi is None else hi) or None
 
 
-def counted_group(rules: dict, dialect: str) -> CountedPattern | None:
+def counted_group(node: Node, dialect: str) -> CountedPattern | None:
     """The string's pattern with its group repetition counted (``regex.counted_pattern``), when
     nothing else bounds the string (a ``maxLength`` or a format would be a second count: the pattern
     is then unrolled; a ``minLength`` within its shortest match says nothing) and a match fits the
     group's count. Asked by the lowering and by the deferral, which must agree."""
-    pattern = rules.get("pattern")
-    if not isinstance(pattern, str) or any(k in rules for k in STRING_BOUNDS):
+    string = node.string
+    if (string is None or len(string.patterns) != 1 or string.max_length is not None or node.formats
+            or node.not_values or string.not_patterns or string.not_formats):
         return None
-    group = counted_pattern(pattern, dialect)
-    if group is None or rules.get("minLength", 0) > group.shortest:
+    group = counted_pattern(string.patterns[0], dialect)
+    if group is None or (string.min_length or 0) > group.shortest:
         return None
     return group if template(group.dfa, stepped=group.stepped).dist[group.dfa.start] <= group.most else None
 

@@ -19,32 +19,30 @@ from __future__ import annotations
 
 import json
 
-from .build import number_rules
-from .ir import NumberRules
+from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, says_only
 from .values import has_type, is_number, json_type
 from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import constraints, is_trivial, json_in, may_meet
+from .merge import is_trivial, json_in, may_meet
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
-# keywords whose lowering cannot fail (with the conditions ``_quiet_node`` checks), among those it
-# reads (``merge.constraints``: annotations, identifiers and words outside the vocabularies are not;
-# identifiers only matter in a document where one sits below the root, which never defers)
-QUIET = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-    "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format",
-    "enum", "const", "$ref", "anyOf", "pattern", "contains", "_contains_also", "_not_integer", "patternProperties",
-})
-LITERAL_QUIET = frozenset({"enum", "const", "type", "_not_values"})  # an enum's values filtered by these
-# what a format's or a bounded number's automaton is shared by (``ScalarLowering``'s keys, coarser)
-SHARED_BY = ("type", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-             "_not_integer", "_not_values")
-_COUNTS = ("minItems", "maxItems", "minLength", "maxLength")
+# what a node may say where its lowering cannot fail (with the conditions ``_quiet_node`` checks), by
+# node and facet (``ir.said``); identifiers only matter in a document where one sits below the
+# root, which never defers
+QUIET = {
+    Node: frozenset({"types", "formats", "enum", "const", "ref_text", "any_of", "string", "number", "object", "array"}),
+    StringRules: frozenset({"min_length", "max_length", "patterns"}),
+    NumberRules: frozenset({"minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "not_integer"}),
+    ObjectRules: frozenset({"required", "properties", "additional", "pattern_properties"}),
+    ArrayRules: frozenset({"min_items", "max_items", "rest", "contains", "contains_also"}),
+}
+LITERAL_QUIET = frozenset({"enum", "const", "types", "not_values"})  # an enum's values filtered by these
+_REF, _ANY_OF = frozenset({"ref_text"}), frozenset({"any_of"})
 PRODUCT_MAX = 100_000  # ``chardfa.with_length`` and ``intersect`` refuse an automaton past it
 _BUSY = object()
 
@@ -52,10 +50,11 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, shape, past_deadline):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, read, shape, past_deadline):
         self.doc = document
         self.past_deadline = past_deadline  # whether the compile ran past its time: judge no more
         self.met = met  # a schema with its allOf met as the lowering meets it (``Lowering.met``)
+        self.read = read  # the node of a schema (``build.Reader.of``)
         self.shape = shape  # a number per schema content (``Shapes.of``)
         self.any_order = any_order
         self.regex_dialect = regex_dialect
@@ -83,16 +82,13 @@ class Deferral:
             self._too_deep = True
             return None
 
-    def _node(self, schema: dict) -> dict:
-        """``schema`` as the lowering reads it: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
+    def _node(self, schema: dict):
+        """``schema`` as the lowering reads it, read: its ``$ref`` alone in drafts 3 to 7, its ``allOf``
         met, its ``anyOf`` beside other keywords or its ``not`` made branches (``Lowering.met``; left whole,
-        and so not quiet, where that fails)."""
-        if not may_meet(schema):
-            return schema
-        return self.met(schema)  # False: nothing meets (quiet, no value)
-
-    def _target(self, node: dict):
-        return self.doc.resolve(node["$ref"], "")[1]
+        and so not quiet, where that fails); False where nothing meets (quiet, no value), None where
+        an object is decided member by member (``alive.py``: not quiet)."""
+        met = self.met(schema) if may_meet(schema) else schema
+        return met if met is False else self.read(met) if isinstance(met, dict) else None
 
     def weight(self, schema) -> int | None:
         """None unless ``schema`` is quiet here and below and on no ``$ref`` cycle; then a bound
@@ -127,7 +123,7 @@ class Deferral:
                     work.pop()
                     continue
                 kids = [k for k in self._children(node) if isinstance(k, dict)]
-                called = item[4] = len(kids) - len(node.get("anyOf", ()))  # the kids before are called, not inlined
+                called = item[4] = len(kids) - len(node.any_of or ())  # the kids before are called, not inlined
                 kids = item[1] = [(k, self._key(k) if i < called else self._id(k)) for i, k in enumerate(kids)]
                 item[3] = self._own_weight(node)
             i, total = item[2], item[3]
@@ -152,12 +148,9 @@ class Deferral:
         return ("id", id(schema))
 
     def _key(self, schema: dict):
-        """What ``schema`` is judged by: its content (``Shapes.of``) as ``Lowering.schema_key``
-        tells fragments apart, else the object (kept alive)."""
-        shape = self.shape(schema)
-        if shape is None:
-            return self._id(schema)
-        return shape
+        """What ``schema`` is judged by: its content (``Shapes.of``), as ``Lowering.schema_key``
+        tells fragments apart."""
+        return self.shape(schema)
 
     def _first_call(self, key) -> bool:
         """Whether no schema of the same content (``key``) was called before: a called fragment is
@@ -167,95 +160,101 @@ class Deferral:
         self._called.add(key)
         return True
 
-    def _own_weight(self, node: dict) -> int:
+    def _own_weight(self, node: Node) -> int:
         """States the node's own keywords may write, generously (its subschemas' are added)."""
-        names = node.get("properties", {})
+        obj, arr, string, number = node.object, node.array, node.string, node.number
+        names = obj.properties if obj is not None else {}
         weight = 64 + sum(len(name) + 24 for name in names)
-        for pattern in node.get("patternProperties", ()):  # the keys it matches and those it does not, beyond the names
+        for pattern, _ in obj.pattern_properties if obj is not None else ():  # the keys it matches and those it does not, beyond the names
             weight += 64 + 8 * pattern_dfa(pattern, dialect=self.regex_dialect).size * (sum(map(len, names)) + 1)
         if self.any_order and 1 < len(names) <= GRID_MAX:
             weight <<= len(names)  # a grid of which properties were written
-        if "enum" in node or "const" in node:
-            weight += 16 * sum(len(json.dumps(v)) for v in node.get("enum", ()))
-            weight += 16 * (len(json.dumps(node["const"])) if "const" in node else 0)
-        weight += 32 * (node.get("maxLength") or node.get("minLength") or 0)  # counted: a block per count
-        columns = 1 << (len(node.get("_contains_also", ())) + 1) if "contains" in node else 1  # counts of matches
-        weight += 32 * columns * (node.get("maxItems") or node.get("minItems") or 1)
-        if "pattern" in node:  # its automaton, crossed with a count when not counted, and its scalars' fragments
+        weight += 16 * sum(len(json.dumps(v)) for v in node.enum or ())
+        weight += 16 * (len(json.dumps(node.const)) if node.const is not ABSENT else 0)
+        if string is not None:
+            weight += 32 * (string.max_length or string.min_length or 0)  # counted: a block per count
+        if arr is not None:
+            columns = 1 << (len(arr.contains_also) + 1) if arr.contains is not None else 1  # counts of matches
+            weight += 32 * columns * (arr.max_items or arr.min_items or 1)
+        else:
+            weight += 32
+        if string is not None and string.patterns:  # its automaton, crossed with a count when not counted, and its scalars' fragments
             outline = self._pattern(node)
-            weight += 2 * outline.states * (_cap(node, outline) + 1) + 48 * outline.ranges
-        if "format" in node or "minimum" in node or "maximum" in node:  # an automaton shared by its keywords
-            shared = json.dumps([node.get(k) for k in SHARED_BY], sort_keys=True, default=str)
+            weight += 2 * outline.states * (_cap(string, outline) + 1) + 48 * outline.ranges
+        bounds = number.bounds if number is not None else ()
+        if node.formats or any(b is not None for b in bounds):  # an automaton shared by its keywords
+            shared = json.dumps([node.types, node.formats, bounds, string and (string.min_length, string.max_length),
+                                 number is not None and number.not_integer, node.not_values], default=str)
             if shared not in self._counted:  # written once however many use it
                 self._counted.add(shared)
                 weight += 1024
         return weight
 
-    def _children(self, node: dict) -> list:
+    def _children(self, node: Node) -> list:
         """The subschemas lowering ``node`` reaches: the members' and items' values of the types it
         admits, a reference's target, and its ``anyOf`` branches."""
-        kinds = node.get("type")
-        kinds = (kinds,) if isinstance(kinds, str) else kinds
+        kinds, obj, arr = node.types, node.object, node.array
         kids = []
-        if kinds is None or "object" in kinds:
-            kids += node.get("properties", {}).values()
-            if "additionalProperties" in node:
-                kids.append(node["additionalProperties"])
-            kids += node.get("patternProperties", {}).values()
-        if kinds is None or "array" in kinds:
-            if "items" in node:
-                kids.append(node["items"])
+        if obj is not None and (kinds is None or "object" in kinds):
+            kids += [sub.source for sub in obj.properties.values()]
+            if obj.additional is not None:
+                kids.append(obj.additional.source)
+            kids += [sub.source for _, sub in obj.pattern_properties]
+        if arr is not None and (kinds is None or "array" in kinds):
+            if arr.rest is not None:
+                kids.append(arr.rest.source)
             kids += self._matches(node)
-        if "$ref" in node:
-            kids.append(self._target(node))
-        return kids + list(node.get("anyOf", ()))  # last: lowered in place, the others are called
+        if node.ref is not None:
+            kids.append(node.ref.source)
+        return kids + [branch.source for branch in node.any_of or ()]  # last: lowered in place, the others are called
 
     def _quiet_node(self, node) -> bool:
-        if not isinstance(node, dict):  # an object decided member by member (``alive.py``)
+        if node is None:  # an object decided member by member (``alive.py``)
             return False
-        keys = constraints(node).keys()
-        if "enum" in keys or "const" in keys:  # values filtered by their type and excluded values only
-            return keys <= LITERAL_QUIET
-        if not keys <= QUIET:
+        if node.enum is not None or node.const is not ABSENT:  # values filtered by their type and excluded values only
+            return says_only(node, LITERAL_QUIET)
+        if not all(says_only(part, QUIET[type(part)]) for part in (node, *_facets(node))):
             return False
-        for alone in ("$ref", "anyOf"):  # met with siblings: merged (a reference maybe recursively)
-            if alone in keys and keys != {alone}:
-                return False
-        if isinstance(node.get("items"), list) or "format" in keys and not _plain_format(node["format"]):
+        # met with siblings: merged (a reference maybe recursively)
+        if node.ref is not None and not says_only(node, _REF) or node.any_of is not None and not says_only(node, _ANY_OF):
             return False
-        if "pattern" in keys:  # one pattern that compiles, alone with lengths its product can hold
+        if node.formats and (len(node.formats) > 1 or not _plain_format(node.formats[0])):
+            return False
+        string, obj, arr = node.string, node.object, node.array
+        if string is not None and string.patterns:  # one pattern that compiles, alone with lengths its product can hold
             outline = self._pattern(node)
-            if "format" in keys or outline is None or outline.states * (_cap(node, outline) + 1) > PRODUCT_MAX:
+            if node.formats or outline is None or outline.states * (_cap(string, outline) + 1) > PRODUCT_MAX:
                 return False
-        if len(node.get("_contains_also", ())) >= MAX_CONTAINS:
+        if arr is not None and len(arr.contains_also) >= MAX_CONTAINS:
             return False
-        if "patternProperties" in keys and not self._one_key_pattern(node):
+        if obj is not None and obj.pattern_properties and not self._one_key_pattern(obj):
             return False
-        return keys.isdisjoint(_COUNTS) or all(node.get(k, 0) <= COUNT_MAX for k in _COUNTS)
+        counts = [string.min_length, string.max_length] if string is not None else []
+        counts += [arr.min_items, arr.max_items] if arr is not None else []
+        return all(c is None or c <= COUNT_MAX for c in counts)
 
-    def _one_key_pattern(self, node: dict) -> bool:
+    def _one_key_pattern(self, obj: ObjectRules) -> bool:
         """At most one patternProperties pattern, which compiles and matches no named property: no
         key meets two schemas, no name meets its pattern's, no required name two patterns'."""
-        patterns = node["patternProperties"]
-        if not isinstance(patterns, dict) or len(patterns) > 1:
+        if len(obj.pattern_properties) > 1:
             return False
-        names = [*node.get("properties", {}), *node.get("required", ())]
-        for pattern in patterns:
+        names = [*obj.properties, *obj.required]
+        for pattern, _ in obj.pattern_properties:
             try:
                 dfa = pattern_dfa(pattern, dialect=self.regex_dialect)
             except SchemaError:
                 return False
-            if any(isinstance(name, str) and dfa.matches(name) for name in names):
+            if any(dfa.matches(name) for name in names):
                 return False
-            if (dfa.size + 1) * (sum(len(n) for n in names if isinstance(n, str)) + 2) > PRODUCT_MAX:
+            if (dfa.size + 1) * (sum(len(n) for n in names) + 2) > PRODUCT_MAX:
                 return False  # the keys it matches beyond the names, past ``chardfa.intersect``'s bound
         return True
 
-    def _pattern(self, node: dict):
-        pattern = node["pattern"]
-        if not isinstance(pattern, str):
+    def _pattern(self, node: Node):
+        patterns = node.string.patterns
+        if len(patterns) != 1:
             return None
-        return pattern_outline(pattern, self.regex_dialect, counted_group(node, self.regex_dialect) is not None)
+        return pattern_outline(patterns[0], self.regex_dialect, counted_group(node, self.regex_dialect) is not None)
 
     def _inhabited(self, schema: dict, frames: int) -> bool:
         """Some value satisfies ``schema`` (quiet, its subschemas quiet) with at most ``frames`` (0 or
@@ -269,18 +268,15 @@ class Deferral:
     def _inhabited_now(self, node, frames: int) -> bool:
         if node is False:
             return False
-        if "$ref" in node:
-            return self._inhabited_sub(self._target(node), frames)
-        if "anyOf" in node:
-            return any(self._inhabited_sub(branch, frames) for branch in node["anyOf"])
-        if "enum" in node or "const" in node:
-            values = node["enum"] if "enum" in node else [node["const"]]
-            values = [v for v in values if not json_in(v, node.get("_not_values", ()))]
-            kinds = node.get("type")
-            kinds = [kinds] if isinstance(kinds, str) else kinds
-            return any(kinds is None or any(has_type(v, k, json_type(v)) for k in kinds) for v in values)
-        kinds = node.get("type")
-        kinds = ["null"] if kinds is None else [kinds] if isinstance(kinds, str) else kinds
+        if node.ref is not None:
+            return self._inhabited_sub(node.ref.source, frames)
+        if node.any_of is not None:
+            return any(self._inhabited_sub(branch.source, frames) for branch in node.any_of)
+        if node.enum is not None or node.const is not ABSENT:
+            values = node.enum if node.enum is not None else [node.const]
+            values = [v for v in values if not json_in(v, node.not_values)]
+            return any(node.types is None or any(has_type(v, k, json_type(v)) for k in node.types) for v in values)
+        kinds = ["null"] if node.types is None else node.types
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
 
     def _inhabited_sub(self, schema, frames: int) -> bool:
@@ -288,29 +284,32 @@ class Deferral:
             return frames > 0  # any value: the recursive fragment
         return isinstance(schema, dict) and self._inhabited(schema, frames)
 
-    def _object(self, node: dict, frames: int) -> bool:
-        props = node.get("properties", {})
-        return all(name in props and self._inhabited_sub(props[name], frames) for name in node.get("required", ()))
+    def _object(self, node: Node, frames: int) -> bool:
+        obj = node.object or ObjectRules()
+        return all(name in obj.properties and self._inhabited_sub(obj.properties[name].source, frames) for name in obj.required)
 
-    def _array(self, node: dict, frames: int) -> bool:
-        lo, hi = node.get("minItems", 0), node.get("maxItems")
+    def _array(self, node: Node, frames: int) -> bool:
+        arr = node.array or ArrayRules()
+        lo, hi = arr.min_items or 0, arr.max_items
         if hi is not None and lo > hi:
             return False
+        items = arr.rest.source if arr.rest is not None else True
         matches = self._matches(node)  # each contains met by an item of its own, the rest any items
         if matches:
             return (hi is None or hi >= len(matches)) and all(self._inhabited_sub(m, frames) for m in matches) and (
-                lo <= len(matches) or self._inhabited_sub(node.get("items", True), frames))
-        return lo == 0 or self._inhabited_sub(node.get("items", True), frames)
+                lo <= len(matches) or self._inhabited_sub(items, frames))
+        return lo == 0 or self._inhabited_sub(items, frames)
 
-    def _matches(self, node: dict) -> list:
+    def _matches(self, node: Node) -> list:
         """The item schemas ``lower_array`` calls beside ``items`` for the array's ``contains``
         (met in from one ``allOf`` branch or more): the items met with each set of them."""
-        if "contains" not in node:
+        arr = node.array
+        if arr is None or arr.contains is None:
             return []
         found = self._contained.get(id(node))
         if found is None:
-            also = [node["contains"], *node.get("_contains_also", ())]
-            found = self._contained[id(node)] = item_cases(node.get("items", True), also)[1:]
+            also = [arr.contains.source, *(c.source for c in arr.contains_also)]
+            found = self._contained[id(node)] = item_cases(arr.rest.source if arr.rest is not None else True, also)[1:]
             self._keep.append(node)
         return found
 
@@ -319,34 +318,39 @@ def _plain_format(name) -> bool:
     return isinstance(name, str) and name in KNOWN_FORMATS and name not in CHECKED_BUT_OPEN
 
 
-def _cap(node: dict, outline) -> int:
+def _facets(node: Node) -> list:
+    return [f for f in (node.string, node.number, node.object, node.array) if f is not None]
+
+
+def _cap(string: StringRules, outline) -> int:
     """The count ``chardfa.with_length`` would cross a pattern's automaton with."""
-    lo, hi = _pattern_lengths(node, outline)
+    lo, hi = _pattern_lengths(string, outline)
     return lo if hi is None else hi
 
 
-def _pattern_lengths(node: dict, outline) -> tuple[int, int | None]:
-    lo, hi = max(node.get("minLength", 0), outline.least), node.get("maxLength")
+def _pattern_lengths(string: StringRules, outline) -> tuple[int, int | None]:
+    lo, hi = max(string.min_length or 0, outline.least), string.max_length
     return lo, outline.most if hi is None else hi if outline.most is None else min(hi, outline.most)
 
 
-def _string(self, node: dict, frames: int) -> bool:
-    lo, hi = node.get("minLength", 0), node.get("maxLength")
-    if "pattern" in node:  # a match of a length within the bounds (quiet: no format beside it)
+def _string(self, node: Node, frames: int) -> bool:
+    string = node.string or StringRules()
+    lo, hi = string.min_length or 0, string.max_length
+    if string.patterns:  # a match of a length within the bounds (quiet: no format beside it)
         outline = self._pattern(node)
-        lo, hi = _pattern_lengths(node, outline)
+        lo, hi = _pattern_lengths(string, outline)
         shortest = outline.shortest
         if shortest is None or (hi is not None and max(lo, shortest) > hi):
             return False
         return outline.every_length or shortest >= lo
-    if "format" in node:
-        return "minLength" not in node and hi is None  # a format's own lengths, untested against bounds
+    if node.formats:
+        return string.min_length is None and hi is None  # a format's own lengths, untested against bounds
     return hi is None or lo <= hi
 
 
 def _number(integer: bool):
-    def inhabited(_, node: dict, frames: int) -> bool:
-        number = number_rules(node) or NumberRules()
+    def inhabited(_, node: Node, frames: int) -> bool:
+        number = node.number or NumberRules()
         lo, hi, xlo, xhi = number.bounds
         low = max((v for v in (lo, xlo) if is_number(v)), default=None)
         high = min((v for v in (hi, xhi) if is_number(v)), default=None)

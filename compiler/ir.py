@@ -14,7 +14,8 @@ node is made for each one a compile reaches.
 
 The schemas the lowering writes read into nodes too (``build.Reader(written=True)``): where schemas
 meet, patterns and formats gather, and the leaves of a complement (``boolean.py``) are written in
-the lowering's own words (``keywords.MARKERS``), here the fields marked "a complement's".
+the lowering's own words (``keywords.MARKERS``), here the fields marked "a complement's"; an empty
+``type`` or ``anyOf`` list (what is left where nothing meets) allows no value.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Node:
     else_: Node | None = None
     unevaluated: bool = False          # whether unevaluatedProperties or unevaluatedItems applies
     unevaluated_properties: Node | None = None
+    unevaluated_items: Node | None = None
 
     def __repr__(self) -> str:
         return f"<Node {self.source!r:.60}>"
@@ -112,3 +114,30 @@ ANY = Node()
 ANY.source = True
 NEVER = Node()
 NEVER.source = False
+
+
+_WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, not what it says (a $ref by its text)
+
+
+def says_only(part, fields: frozenset) -> bool:
+    """Whether a node or a facet says nothing but in ``fields`` (``said``, without building it)."""
+    kind = type(part)
+    for field, value in vars(part).items():
+        if field not in fields and field not in _WHERE:
+            default = getattr(kind, field)
+            if value is not default and (type(value) is not type(default) or value != default):
+                return False
+    return True
+
+
+def said(part) -> dict:
+    """The fields of a node or a facet that say something: set, and not to their class default
+    (a ``const`` of ``false`` or ``null`` says something: ``ABSENT`` is the default there)."""
+    kind = type(part)
+    out = {}
+    for field, value in vars(part).items():
+        if field not in _WHERE:
+            default = getattr(kind, field)
+            if value is not default and (type(value) is not type(default) or value != default):
+                out[field] = value
+    return out

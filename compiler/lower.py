@@ -28,7 +28,7 @@ from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import Node, ObjectRules
+from .ir import ABSENT, Node, ObjectRules
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -69,6 +69,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self._queue: list[tuple[int, object, Slot]] = []
         self._shared: dict[object, int] = dict(prelude_keys)
         self._shapes = Shapes()
+        self._contents: dict[int, int] = {}  # id of a schema -> ``content``
         self._regions: dict[object, list] = {}
         self._either_keys: dict[str, object] = {}  # pattern -> the keys some validator matches it on
         self._spaced: set[int] = set()  # places looping on whitespace (``spaced``)
@@ -85,8 +86,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), lambda *args: me.expanded(*args))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                 lambda schema: me.met(schema, ROOT, quiet=True),
-                                 self._shapes.of, lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
+                                 lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.reader.of(schema),
+                                 lambda schema: me.content(schema), lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
         self.lazy_order = self.deferral is not None  # large objects in any order: sets written wait
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
@@ -188,11 +189,17 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         """What identifies ``schema`` for sharing: its content (``shapes.py``) when no ``$id`` below the
         root can change what a ``$ref`` in it means, else the object itself (kept alive, so its id
         stays its own)."""
-        key = self._shapes.of(schema) if not self.doc.has_ids else None
-        if key is None:
+        if self.doc.has_ids:
             self._keep[id(schema)] = schema
             return id(schema)
-        return ("shape", key)
+        return ("shape", self.content(schema))
+
+    def content(self, schema) -> int | None:
+        """The number of what ``schema`` says (``shapes.py``, on its node): equal for equal contents."""
+        found = self._contents.get(id(schema))
+        if found is None:  # (the schema stays alive: the document or the reader holds it)
+            found = self._contents[id(schema)] = self._shapes.of(self.reader.of(schema))
+        return found
 
     def shared(self, key, build) -> int:
         """A fragment built once per ``key`` by ``build(start, final)`` (free strings, scalars, any)."""
@@ -276,16 +283,22 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             schema = self.met(schema, slot)  # as the deferral judged it, met once
         if isinstance(schema, ObjectChoice):
             return self.lower_choice(schema, slot, src, dst)
-        rules = self.expanded(constraints(schema), slot.pointer)
-        if "enum" in rules or "const" in rules:  # each value judged against all the rest (``literals``)
+        own = constraints(schema)
+        rules = self.expanded(own, slot.pointer)
+        # what is lowered, read (the document's schemas were at the start; the lowering's own
+        # writing, once each): each keyword below is asked of the node, the combinators that
+        # write schemas are handed the keywords
+        node = self.reader.of(schema if rules is own else rules)
+        if node.enum is not None or node.const is not ABSENT:  # each value judged against all the rest (``literals``)
             return self.literals(rules, slot, src, dst)
-        if "$ref" in rules:
-            ref = rules.pop("$ref")
+        if node.ref is not None:
+            ref = node.ref_text
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
             target_slot = Slot(target_ptr, slot.via + (ref,))
-            if not rules:
+            rest = {k: v for k, v in rules.items() if k != "$ref"}
+            if not rest:
                 return self.call(target, target_slot, src, dst)
-            merged = self.meet(rules, target, target_slot)
+            merged = self.meet(rest, target, target_slot)
             if ref in slot.via:
                 # met again inside its own target: a fragment keyed by the met schema's content, so
                 # the next meeting of the same content calls it (a cycle, bounded like any recursion)
@@ -293,12 +306,12 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference beside other keywords", slot.via)
                 return self.prog.call(src, self.fragment(merged, target_slot), dst)
             return self.value(merged, target_slot, src, dst)
-        if "allOf" in rules:
+        if node.all_of:
             merged = self.all_of(rules, slot)
             if merged is False:
                 return self.never(slot, "allOf branches that cannot meet")
             return self.value(merged, slot, src, dst)
-        if "anyOf" in rules or "oneOf" in rules:
+        if node.any_of is not None or node.one_of is not None:
             branched = self.branched(rules, slot)
             if isinstance(branched, ObjectChoice):
                 return self.lower_choice(branched, slot, src, dst)
@@ -307,18 +320,14 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             for i, branch in enumerate(branches):
                 self.value(branch, slot.at(word, i), src, dst)
             return
-        if "not" in rules:
+        if node.not_ is not None:
             met = self.outside(rules, slot)
             if not met:
                 return self.never(slot, "'not' of a schema every value satisfies")
             for case in met:
                 self.value(case, slot, src, dst)
             return
-        if rules.get("type") == []:
-            return self.never(slot, "an empty set of types")
-        # the node of what is lowered: the document's own (read at the start) where ``rules`` is a
-        # copy of a schema it holds (most are), else read now
-        self.typed(self.reader.known(schema) or self.reader.read_now(rules), slot, src, dst)
+        self.typed(node, slot, src, dst)
 
     def met(self, schema, slot: Slot, quiet: bool = False):
         """``schema`` with a top-level ``allOf`` met into one schema, then made the ``anyOf`` of what

@@ -195,12 +195,23 @@ class SchemaDocument:
         return read[id(top)]
 
     def _index(self) -> None:
+        """Walk every schema object (depth first), declaring resources and anchors; a schema object
+        that holds itself (a Python object can; no JSON text can) is refused, naming where it comes
+        back: every walk of the document would go round it for ever."""
         self._resources[""] = ""
         stack = [(self.root, "", None)]
+        on_path: set[int] = set()  # the schema objects from the root down to the one walked
         while stack:
             node, base, path = stack.pop()
+            if node is None:  # leaving ``base`` (an id): its subschemas are walked
+                on_path.discard(base)
+                continue
             if not isinstance(node, dict):
                 continue
+            if id(node) in on_path:
+                raise InvalidSchema(pointer_of(path), "the schema holds itself (a Python object no JSON text can write)")
+            on_path.add(id(node))
+            stack.append((None, id(node), None))
             self._indexed.add(id(node))
             if not self.ignored.isdisjoint(node) or (self.ref_alone and "$ref" in node and len(node) > 1):
                 self._unread = True

@@ -101,7 +101,7 @@ class ScalarLowering:
         self.prog.call(src, frag, dst)
 
     def lower_string(self, node: Node, slot, src, dst):
-        group = counted_group(node.source, REGEX_DIALECT[self.options.dialect])
+        group = counted_group(node, REGEX_DIALECT[self.options.dialect])
         if group is not None:
             self.counted_string(group.dfa, 0, group.most, *self.quotes(src, dst), stepped=group.stepped)
             return
@@ -159,7 +159,7 @@ class ScalarLowering:
                 parts.append(chardfa.literal_strings([v for v in values if isinstance(v, str)]))
             try:
                 terms = [chardfa.with_length(d or chardfa.any_string(), a, b)
-                         for d, a, b in self.string_terms(self.reader.read_now(rules), slot)]
+                         for d, a, b in self.string_terms(self.reader.of(rules), slot)]
             except OverflowError as exc:
                 raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
             parts.append(_any_of(terms))

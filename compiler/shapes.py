@@ -1,22 +1,24 @@
-"""Equal subschemas share one fragment: a number per distinct schema content.
+"""Equal subschemas share one fragment: a number per distinct node content.
 
 Large schemas repeat themselves (128 of detekt's 267 rule objects are ``{"type": "object",
 "allOf": [{"$ref": "#/$defs/ruleProperties"}]}``); lowered once, every place that uses one calls the
-same fragment, so the program is smaller (4% fewer states over MaskBench's dev sample). Annotations and unknown keywords do not count, nor do
-``$defs`` (reached only through a ``$ref``, which names them by pointer). Only sound while no
-subschema sets its own base URI; the caller checks that. Each node is numbered once, by recursion
-for the first ``NESTED_MAX`` levels (a third cheaper than an explicit stack) and by a walk past them,
-so a deeply nested schema costs neither stack nor quadratic time.
+same fragment, so the program is smaller (4% fewer states over MaskBench's dev sample). The content
+is the node's (``ir.Node``: what its schema says, read once by ``build``), so annotations, unknown
+keywords and ``$defs`` never count and no keyword table is needed here. A ``$ref`` counts by its
+text (its target is not followed): only sound while no subschema sets its own base URI, which the
+caller checks. Each node is numbered once, by recursion for the first ``NESTED_MAX`` levels (a
+third cheaper than an explicit stack) and by a walk past them, so a deeply nested schema costs
+neither stack nor quadratic time.
 """
 
 from __future__ import annotations
 
-from .keywords import ANNOTATIONS, MARKERS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS, VOCABULARY
+from .ir import NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, said
 
-SCHEMA, MAP, LIST, DATA = range(4)  # what a JSON value stands for where it is met
-_CONTAINERS = (dict, list, tuple)
-_IGNORED = ANNOTATIONS | {"$defs", "definitions", "$comment", "$schema", "$anchor"}
-_COUNTED = (VOCABULARY | MARKERS) - _IGNORED  # the keywords a schema's content is made of
+_FACETS = frozenset((StringRules, NumberRules, ObjectRules, ArrayRules))
+_CONTAINERS = frozenset((Node, dict, list, tuple))  # numbered by their parts (``type`` exactly: a `_Flat` is a leaf)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_NODES = frozenset((Node,))
 
 
 NESTED_MAX = 200  # levels ``Shapes._nested`` recurses before the walk takes over
@@ -26,112 +28,101 @@ class _Deep(Exception):
     pass
 
 
-class _ContainsItself(Exception):
-    pass
-
-
 class Shapes:
     def __init__(self):
         self._numbers: dict[tuple, int] = {}
-        self._memo: dict[tuple[int, int], int] = {}  # (id of a dict or list, kind) -> number
-        self._keep: list = []  # the nodes numbered, kept alive so that their ids stay theirs
+        self._memo: dict[int, int] = {}  # id of a node, facet or container -> number
+        self._keep: list = []  # what was numbered, kept alive so that ids stay theirs
 
-    def of(self, schema) -> int | None:
-        """The number of ``schema``'s content (equal for equal contents); None for a value that
-        contains itself."""
-        if not isinstance(schema, _CONTAINERS):
-            return self._number(self._leaf(schema, SCHEMA))
+    def of(self, node: Node) -> int:
+        """The number of ``node``'s content (equal for equal contents). Nothing in a node holds
+        itself but through a ``$ref`` (``refs.py`` refuses a schema object that holds itself)."""
         memo = self._memo
-        found = memo.get((id(schema), SCHEMA))
+        found = memo.get(id(node))
         if found is not None:
             return found
         try:
-            return self._nested(schema, SCHEMA, set(), 0)
-        except _Deep:  # the walk below, each node once, off the stack
+            return self._nested(node, 0)
+        except _Deep:  # the walk below, each part once, off the stack
             pass
-        except _ContainsItself:
-            return None
-        busy: set[tuple[int, int]] = set()
-        stack: list = [[schema, SCHEMA, None]]  # node, what it stands for, its parts once read
+        stack: list = [[node, None]]  # part, its parts once read
         while stack:
             item = stack[-1]
-            node, kind, parts = item
-            key = (id(node), kind)
-            if key in memo:
+            part, parts = item
+            if id(part) in memo:
                 stack.pop()
                 continue
             if parts is None:
-                parts = item[2] = self._parts(node, kind)
-            pending = [[c, k, None] for _, c, k in parts if isinstance(c, _CONTAINERS) and (id(c), k) not in memo]
-            if pending and key not in busy:
-                busy.add(key)
-                stack.extend(pending)
-                continue
-            if pending:
-                return None  # it contains itself (only a Python object can)
+                parts = item[1] = _parts(part)
+                pending = [[c, None] for _, c in parts if type(c) in _CONTAINERS and id(c) not in memo]
+                if pending:
+                    stack.extend(pending)
+                    continue
             stack.pop()
-            busy.discard(key)
-            memo[key] = self._number(self._content(node, kind, parts))
-            self._keep.append(node)
-        return memo[(id(schema), SCHEMA)]
+            memo[id(part)] = self._number((type(part).__name__, tuple(
+                (label, memo[id(c)] if type(c) in _CONTAINERS else _leaf(c)) for label, c in parts)))
+            self._keep.append(part)
+        return memo[id(node)]
 
-    def _nested(self, node, kind: int, busy: set, depth: int) -> int:
-        """``of`` for a node, recursively: the usual schema is shallow, and a call per node is
-        cheaper than the explicit stack; past ``NESTED_MAX`` levels the caller walks instead."""
-        key = (id(node), kind)
-        found = self._memo.get(key)
+    def _nested(self, part, depth: int) -> int:
+        """``of`` recursively: the usual schema is shallow, and a call per part is cheaper than the
+        explicit stack; past ``NESTED_MAX`` levels the caller walks instead."""
+        found = self._memo.get(id(part))
         if found is not None:
             return found
-        if key in busy:
-            raise _ContainsItself
         if depth > NESTED_MAX:
             raise _Deep
-        busy.add(key)
         nested = self._nested
-        values = [(label, nested(v, k, busy, depth + 1) if isinstance(v, _CONTAINERS) else (k, type(v).__name__, v))
-                  for label, v, k in self._parts(node, kind)]
-        if isinstance(node, dict):
-            values.sort()  # a dict's parts by key (a list's are in their order)
-        busy.discard(key)
-        number = self._memo[key] = self._number((kind, type(node).__name__, tuple(values)))
-        self._keep.append(node)
+        values = tuple([(label, nested(c, depth + 1) if type(c) in _CONTAINERS else _leaf(c))
+                        for label, c in _parts(part)])
+        number = self._memo[id(part)] = self._number((type(part).__name__, values))
+        self._keep.append(part)
         return number
 
     def _number(self, content: tuple) -> int:
         return self._numbers.setdefault(content, len(self._numbers))
 
-    @staticmethod
-    def _leaf(value, kind: int) -> tuple:
-        return (kind, type(value).__name__, value)  # True, 1 and 1.0 stay apart
 
-    @staticmethod
-    def _parts(node, kind: int) -> list[tuple[object, object, int]]:
-        """What the content of ``node`` is made of: (index or key, value, what the value stands for)."""
-        if isinstance(node, (list, tuple)):
-            inner = SCHEMA if kind == LIST else DATA
-            return [(i, x, inner) for i, x in enumerate(node)]
-        if kind in (MAP, DATA):
-            inner = SCHEMA if kind == MAP else DATA
-            return [(k, v, inner) for k, v in node.items()]
-        return [(k, v, _kind_under(k, v)) for k, v in node.items() if k in _COUNTED]
-
-    def _content(self, node, kind: int, parts: list) -> tuple:
-        memo = self._memo
-        values = [(label, memo[(id(v), k)] if isinstance(v, _CONTAINERS) else (k, type(v).__name__, v))
-                  for label, v, k in parts]
-        if isinstance(node, dict):
-            values.sort()  # a dict's parts by key (a list's are in their order)
-        return (kind, type(node).__name__, tuple(values))
+def _leaf(value) -> tuple:
+    if type(value) is _Flat:
+        return ("list", tuple(map(type, value)), tuple(value))
+    return (type(value).__name__, value)  # True, 1 and 1.0 stay apart
 
 
-def _kind_under(keyword: str, value) -> int:
-    """What the value of a schema's keyword stands for."""
-    kind = _KINDS.get(keyword, DATA)
-    if kind == LIST and not isinstance(value, (list, tuple)):
-        kind = SCHEMA if keyword in ONE_SCHEMA else DATA  # "items" holds one schema or a list
-    elif kind == MAP and not isinstance(value, dict):
-        kind = DATA
-    return kind
+def _parts(part) -> list[tuple[object, object]]:
+    """What the content of ``part`` is made of, as (label, value): a node's fields that say
+    something, its facets' and their maps and lists of nodes spread in (made for this node alone,
+    numbering them apart would only cost), a map's entries in their order (a ``properties`` order is
+    the order written), a list's items."""
+    if isinstance(part, (list, tuple)):
+        return list(enumerate(part))
+    if isinstance(part, dict):
+        return list(part.items())
+    if part is NEVER:
+        return [("never", True)]
+    out = []
+    for field, value in sorted(said(part).items()):
+        if type(value) in _FACETS:
+            for inner, x in sorted(said(value).items()):
+                _spread((field, inner), x, out)
+        else:
+            _spread((field,), value, out)
+    return out
 
 
-_KINDS = {**dict.fromkeys(ONE_SCHEMA, SCHEMA), **dict.fromkeys(SCHEMA_MAPS, MAP), **dict.fromkeys(SCHEMA_LISTS | {"_contains_also"}, LIST)}
+def _spread(label: tuple, value, out: list) -> None:
+    """``value`` under ``label``; a map or list of nodes entry by entry (an empty one is a leaf: an
+    empty ``enum`` or ``anyOf`` allows nothing, unlike none)."""
+    kind = type(value)
+    if kind is dict and value and _NODES.issuperset(map(type, value.values())):
+        out += [(label + (key,), v) for key, v in value.items()]
+    elif kind is list and value and _NODES.issuperset(map(type, value)):
+        out += [(label + (i,), v) for i, v in enumerate(value)]
+    elif (kind is list or kind is tuple) and _SCALARS.issuperset(map(type, value)):
+        out.append((label, _Flat(value)))  # (types, required, patterns, most enums: one leaf)
+    else:
+        out.append((label, value))
+
+
+class _Flat(tuple):
+    """A list of scalars counted as one leaf (``_leaf`` keeps their types: ``1`` and ``True`` apart)."""

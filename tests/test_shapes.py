@@ -1,9 +1,10 @@
-"""Equal subschemas share one fragment (``compiler/shapes.py``), whatever their annotations, and
+"""Equal subschemas share one fragment (``compiler/shapes.py``, on their nodes), whatever their annotations, and
 only where a ``$ref`` in them means the same everywhere; the masks stay the brute-force answer."""
 
 import json
 
 import numpy as np
+import pytest
 
 import constrain
 from automaton.dfa import DEAD
@@ -54,14 +55,42 @@ def test_subschemas_under_another_base_uri_are_kept_apart():
     assert g.automaton.walk(b'{"a":"s"') == DEAD
 
 
-def test_a_schema_that_contains_itself_is_not_numbered():
-    """A Python dict may hold itself (no JSON text can): it is lowered by identity, not shared."""
+def test_a_schema_that_holds_itself_is_refused_naming_where():
+    """A Python dict may hold itself (no JSON text can): every walk of it would go round for ever,
+    so loading refuses it, naming where it comes back, for ``compile`` and ``validate`` alike."""
+    loop = {"type": "object"}
+    loop["properties"] = {"again": {"type": "array", "items": loop}}
+    for check in (lambda: constrain.compile(loop, cache=False), lambda: constrain.validate({}, loop)):
+        with pytest.raises(constrain.InvalidSchema, match="holds itself.*/properties/again/items"):
+            check()
+    shared = {"type": "string"}  # one object in two places holds nothing of itself
+    constrain.compile({"type": "object", "properties": {"a": shared, "b": {"items": shared}}}, cache=False)
+
+
+def _node(schema):
+    from compiler.build import build
+    from compiler.refs import SchemaDocument
+
+    return build(SchemaDocument(schema))
+
+
+def test_contents_count_what_nodes_say():
+    """Annotations, ``$defs`` and spellings of one meaning (``"string"`` or ``["string"]``) aside,
+    equal contents are one number; a ``properties`` order, a ``$ref``'s text and ``false`` against
+    ``true`` are not the same content."""
     from compiler.shapes import Shapes
 
-    loop = {"type": "object"}
-    loop["properties"] = {"again": loop}
-    assert Shapes().of(loop) is None
-    assert Shapes().of({"type": "object", "properties": {"x": {}}}) is not None
+    shapes = Shapes()
+    base = shapes.of(_node({"type": "object", "properties": {"a": {"type": "string"}, "b": True}}))
+    assert base == shapes.of(_node({"type": ["object"], "title": "t", "$defs": {"x": {}},
+                                     "properties": {"a": {"type": ["string"], "description": "d"}, "b": {}}}))
+    assert base != shapes.of(_node({"type": "object", "properties": {"b": True, "a": {"type": "string"}}}))
+    assert base != shapes.of(_node({"type": "object", "properties": {"a": {"type": "string"}, "b": False}}))
+    refs = [shapes.of(_node({"$defs": {"x": {}, "y": {}}, "items": {"$ref": f"#/$defs/{name}"}})) for name in "xy"]
+    assert refs[0] != refs[1]
+    assert shapes.of(_node({"unevaluatedItems": {"type": "string"}})) != shapes.of(_node({"unevaluatedItems": {"type": "integer"}}))
+    said = [{}, {"const": False}, {"const": None}, {"const": 0}, {"enum": []}, {"minItems": 0}]
+    assert len({shapes.of(_node(schema)) for schema in said}) == len(said)  # each says something else
 
 
 def test_masks_of_shared_fragments_equal_brute_force(vocabulary_by_name):
@@ -83,7 +112,7 @@ def test_masks_of_shared_fragments_equal_brute_force(vocabulary_by_name):
 
 def test_deep_and_shallow_walks_number_alike():
     """Past ``NESTED_MAX`` levels the explicit walk numbers what recursion does not: equal contents
-    still get one number, whichever walk met them, and a value containing itself gets none."""
+    still get one number, whichever walk met them."""
     from compiler.shapes import NESTED_MAX, Shapes
 
     def nested(depth: int, leaf: dict) -> dict:
@@ -93,21 +122,17 @@ def test_deep_and_shallow_walks_number_alike():
         return schema
 
     shapes = Shapes()
-    deep = nested(NESTED_MAX * 3, {"type": "string"})
+    deep = _node(nested(NESTED_MAX * 3, {"type": "string"}))
     assert shapes.of(deep) is not None
     inner = deep
     for _ in range(NESTED_MAX * 2):
-        inner = inner["properties"]["a"]
-    assert shapes.of(nested(NESTED_MAX, {"type": "string"})) == shapes.of(inner)  # titles aside, equal
-    assert shapes.of(nested(NESTED_MAX, {"type": "integer"})) != shapes.of(inner)
+        inner = inner.object.properties["a"]
+    assert shapes.of(_node(nested(NESTED_MAX, {"type": "string"}))) == shapes.of(inner)  # titles aside, equal
+    assert shapes.of(_node(nested(NESTED_MAX, {"type": "integer"}))) != shapes.of(inner)
     fresh = Shapes()  # the shallow one first this time, its number then found at the bottom of the deep one
-    shallow = fresh.of(nested(3, {"type": "string"}))
-    deep = nested(NESTED_MAX * 3, {"type": "string"})
+    shallow = fresh.of(_node(nested(3, {"type": "string"})))
+    deep = _node(nested(NESTED_MAX * 3, {"type": "string"}))
     assert fresh.of(deep) is not None
     for _ in range(NESTED_MAX * 3 - 3):
-        deep = deep["properties"]["a"]
+        deep = deep.object.properties["a"]
     assert fresh.of(deep) == shallow
-    for depth in (2, NESTED_MAX * 2):  # caught by the recursion, and by the walk
-        looped: dict = {"type": "object", "properties": {}}
-        looped["properties"]["self"] = nested(depth, looped)
-        assert Shapes().of(looped) is None
