@@ -206,7 +206,7 @@ class AliveObjects:
         if len(branches) <= 1:
             return branches[0] if branches else None
         choice = {"oneOf": branches}
-        if exact_branches(branches, lambda b: self.follow_refs(b, slot)[0]) is None:
+        if exact_branches(branches, self.reader.of) is None:
             met = self.met(choice, slot)
             for case in met["anyOf"] if isinstance(met, dict) and "anyOf" in met else ():
                 self.met(case, slot)
@@ -370,7 +370,7 @@ class AliveObjects:
         allowed = [v for _, values in kept.values() for v in values]
         beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
         general = [t for t, values in enumerate(finite) if values is None]
-        may = self._overlaps([schemas[t] for t in general], slot)
+        may = self._overlaps([schemas[t] for t in general])
         for inside in _cliques(may):  # each set of them that may meet, and none of the others that may meet it
             parts = [schemas[general[t]] for t in inside]
             others = [schemas[general[u]] for u in range(len(general)) if u not in inside and all(u in may[t] for t in inside)]
@@ -416,10 +416,10 @@ class AliveObjects:
                     raise _Refused
         return met is not False
 
-    def _overlaps(self, schemas: list, slot: Slot) -> list[set]:
+    def _overlaps(self, schemas: list) -> list[set]:
         """For each of ``schemas``, the others some value may meet together with it, as far as
         ``one_of`` can prove two disjoint."""
-        return overlaps(schemas, lambda b: self.follow_refs(b, slot)[0]) if schemas else []
+        return overlaps(schemas, self.reader.of) if schemas else []
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""

@@ -10,10 +10,9 @@ from automaton.counted import CountedBlock
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
-from .build import number_rules
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
-from .merge import both, constraints
+from .merge import both
 from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
 from .one_of import pinned_values
 from .values import json_equal
@@ -185,25 +184,23 @@ class ContainerLowering:
             return []
         if not isinstance(met, dict):  # an object decided member by member: no finite set
             return None
-        rules = constraints(met)
-        values = pinned_values(rules)
+        node = self.reader.of(met)
+        values = pinned_values(node)
         if values is not None:
             return values
-        if isinstance(rules.get("anyOf"), list):  # met: each branch holds the rest of the schema
+        if node.any_of is not None:  # met: each branch holds the rest of the schema
             found = []
-            for i, branch in enumerate(rules["anyOf"]):
-                more = self.finite_values(branch, slot.at("anyOf", i), depth + 1)
+            for i, branch in enumerate(node.any_of):
+                more = self.finite_values(branch.source, slot.at("anyOf", i), depth + 1)
                 if more is None:
                     return None
                 found += more
             return found
-        kinds = rules.get("type")
-        kinds = {kinds} if isinstance(kinds, str) else set(kinds) if kinds is not None else None
+        kinds = set(node.types) if node.types is not None else None
         if kinds is not None and kinds <= {"boolean", "null"}:
             return [True, False] * ("boolean" in kinds) + [None] * ("null" in kinds)
         if kinds == {"integer"}:
-            number = number_rules(rules) or NumberRules()
-            lo, hi, xlo, xhi = number.bounds
+            lo, hi, xlo, xhi = (node.number or NumberRules()).bounds
             lows = ([math.ceil(lo)] if lo is not None else []) + ([math.floor(xlo) + 1] if xlo is not None else [])
             highs = ([math.floor(hi)] if hi is not None else []) + ([math.ceil(xhi) - 1] if xhi is not None else [])
             low, high = max(lows, default=None), min(highs, default=None)

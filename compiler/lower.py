@@ -402,14 +402,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         rest = dict(rules)
         branches = rest.pop("oneOf")
         met = [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
-        resolve = lambda b: self.follow_refs(b, slot)[0]  # noqa: E731
-        exact = exact_branches(met, resolve)
+        exact = exact_branches(met, self.reader.of)
         if exact is not None:
             return exact
         choice = self.objects_alive(rules, slot)
         if choice is not None:
             return choice
-        return [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, resolve)))]
+        return [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, self.reader.of)))]
 
     def outside(self, rules: dict, slot: Slot) -> list:
         """What ``rules`` without its ``not`` allows, met with each case of the complement of the

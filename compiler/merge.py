@@ -191,9 +191,9 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         else:
             raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
     if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        others = _literals(b)
+        others = literals(b)
         out.pop("const", None)
-        out["enum"] = [v for v in _literals(a) if json_in(v, others)]
+        out["enum"] = [v for v in literals(a) if json_in(v, others)]
     if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
         _merge_counts(a, b, out)
     if "properties" in a or "properties" in b:
@@ -219,7 +219,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
     return out
 
 
-def _literals(side: dict) -> list:
+def literals(side: dict) -> list | None:
     """The values a schema's ``enum`` and ``const`` allow together (a side may hold both)."""
     values = side.get("enum")
     if "const" in side:

@@ -6,29 +6,21 @@ The proof goes type by type. For each JSON type, look at the branches that admit
   the type is removed from every branch;
 - otherwise every pair must be disjoint on that type: distinct literal values, or for objects a
   name one branch requires whose value the other branch pins to different literals (or forbids).
-If neither holds for some type, the ``oneOf`` is refused rather than widened.
+If neither holds for some type, the ``oneOf`` is refused rather than widened. The branches are
+read as nodes (``ir.Node``, ``build.Reader.of``), a lone ``$ref`` followed to its target.
 """
 
 from __future__ import annotations
 
 from .errors import SchemaError
-from .keywords import MARKERS, TYPES
-from .merge import constraints, json_in
+from .ir import ABSENT, ANY, NEVER, Node, ObjectRules, says_only
+from .merge import json_in
+from .values import json_equal
 from . import chardfa
 from .regex import either_dfa
 
-APPLIES = {
-    "string": {"minLength", "maxLength", "pattern", "format"},
-    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
-    "object": {"properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties",
-               "propertyNames"},
-    "array": {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains"},
-    "boolean": set(),
-    "null": set(),
-}
-OPAQUE = {"anyOf", "oneOf", "allOf", "not", "$ref", "if", "then", "else", "dependentRequired", "dependentSchemas",
-          "dependencies", *MARKERS}
 KINDS = ("null", "boolean", "object", "array", "string", "number")
+FOLLOW_MAX = 64  # lone references followed in a row (``build`` refuses a loop of them)
 
 
 def _kind(value) -> str:
@@ -41,84 +33,87 @@ def _kind(value) -> str:
     return {str: "string", list: "array", dict: "object"}[type(value)]
 
 
-def literal_values(rules: dict) -> list | None:
+def literal_values(node: Node) -> list | None:
     """The values ``enum`` and ``const`` allow together (None: neither is there)."""
-    if "enum" in rules or "const" in rules:
-        values = list(rules.get("enum", [rules.get("const")]))
-        if "const" in rules and "enum" in rules:
-            values = [v for v in values if json_in(v, [rules["const"]])]
-        return values
-    return None
+    if node.enum is None and node.const is ABSENT:
+        return None
+    if node.enum is None:
+        return [node.const]
+    return list(node.enum) if node.const is ABSENT else [v for v in node.enum if json_equal(v, node.const)]
 
 
-def pinned_values(rules: dict) -> list | None:
-    """The values ``rules`` may take by its literals, through the ``allOf`` wrappers of lazy meets
+def pinned_values(node: Node) -> list | None:
+    """The values ``node`` may take by its literals, through the ``allOf`` wrappers of lazy meets
     (``merge.both``): a superset of the values it allows (None: no literal pins it)."""
-    values = literal_values(rules)
-    parts = rules.get("allOf")
-    for part in parts if isinstance(parts, list) else ():
-        inner = pinned_values(part) if isinstance(part, dict) else None
+    values = literal_values(node)
+    for part in node.all_of:
+        inner = pinned_values(part)
         if inner is not None:
             values = inner if values is None else [v for v in values if json_in(v, inner)]
     return values
 
 
-def _as_read(rules, resolve):
-    """``rules`` as its draft reads it (a lone ``$ref`` followed, with ``resolve``) and the parts that
-    hold beside it: its ``allOf`` branches and, with ``resolve``, a ``$ref`` beside other keywords."""
-    if resolve is not None and isinstance(rules, dict):
-        rules = resolve(rules)
-    if not isinstance(rules, dict):
-        return rules, []
-    parts = list(rules["allOf"]) if isinstance(rules.get("allOf"), list) else []
-    if resolve is not None and "$ref" in rules:
-        parts.append({"$ref": rules["$ref"]})
-    return rules, parts
+def followed(node: Node) -> Node:
+    """``node`` with a lone ``$ref`` followed (a chain of them), as the lowering calls the target."""
+    for _ in range(FOLLOW_MAX):
+        if node.ref is None or not says_only(node, _REF_ALONE):
+            break
+        node = node.ref
+    return node
 
 
-def _admitted_kinds(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> set[str]:
-    """The JSON types ``rules`` may admit (a superset): its ``type`` and literals, and with ``resolve``
-    those of its ``allOf`` parts and ``$ref`` (every part holds). Each schema object is read once
-    per ``memo`` (as ``_object_facts``: one on the way down admits every type)."""
+_REF_ALONE = frozenset({"ref_text"})
+
+
+def _parts(node: Node) -> list:
+    """What holds beside ``node``'s own keywords: its ``allOf`` branches and a ``$ref`` beside them."""
+    return [*node.all_of, *([node.ref] if node.ref is not None else [])]
+
+
+def _admitted_kinds(node: Node, depth: int = 0, memo: dict | None = None) -> set[str]:
+    """The JSON types ``node`` may admit (a superset): its ``type`` and literals, and those of its
+    ``allOf`` parts and ``$ref`` (every part holds). Each node is read once per ``memo`` (as
+    ``_object_facts``: one on the way down admits every type)."""
     memo = {} if memo is None else memo
-    return _once(memo, rules, set(KINDS), lambda: _read_admitted_kinds(rules, resolve, depth, memo))
+    return _once(memo, node, set(KINDS), lambda: _read_admitted_kinds(node, depth, memo))
 
 
-def _once(memo: dict, rules, busy, read):
-    """``read()``, once per schema object and ``memo``; ``busy`` while it is being read (a schema
-    met again on the way down)."""
-    if id(rules) not in memo:
-        memo[id(rules)] = (rules, busy)
-        memo[id(rules)] = (rules, read())
-    return memo[id(rules)][1]
+def _once(memo: dict, node, busy, read):
+    """``read()``, once per node and ``memo``; ``busy`` while it is being read (a node met again
+    on the way down)."""
+    if id(node) not in memo:
+        memo[id(node)] = busy
+        memo[id(node)] = read()
+    return memo[id(node)]
 
 
-def _read_admitted_kinds(rules, resolve, depth: int, memo: dict) -> set[str]:
-    rules, parts = _as_read(rules, resolve)
-    if rules is True or not isinstance(rules, dict):
-        return set(KINDS) if rules is not False else set()
-    declared = rules.get("type")
-    kinds = set(KINDS) if declared is None else ({declared} if isinstance(declared, str) else set(declared))
-    kinds = {"number" if k == "integer" else k for k in kinds if k in TYPES}
-    values = pinned_values(rules)
+def _read_admitted_kinds(node: Node, depth: int, memo: dict) -> set[str]:
+    node = followed(node)
+    if node is NEVER:
+        return set()
+    kinds = set(KINDS) if node.types is None else {"number" if k == "integer" else k for k in node.types}
+    values = pinned_values(node)
     if values is not None:
         kinds &= {_kind(v) for v in values}
-    for part in parts if resolve is not None and depth < 8 else ():
-        kinds &= _admitted_kinds(part, resolve, depth + 1, memo)
+    for part in _parts(node) if depth < 8 else ():
+        kinds &= _admitted_kinds(part, depth + 1, memo)
     return kinds
 
 
-def _unconstrained(rules, kind: str) -> bool:
-    """Every value of ``kind`` satisfies ``rules``."""
-    if rules is True:
-        return True
-    if literal_values(rules) is not None or rules.keys() & OPAQUE or rules.keys() & APPLIES[kind]:
+def _unconstrained(node: Node, kind: str) -> bool:
+    """Every value of ``kind`` satisfies ``node``."""
+    if literal_values(node) is not None or not says_only(node, _SAYS_OF[kind]):
         return False
-    declared = rules.get("type")
-    return declared is None or kind in ([declared] if isinstance(declared, str) else declared)
+    return node.types is None or kind in node.types
 
 
-def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
+# what a node may say and still take every value of a type: its types, and what it says of other
+# types alone (their facets; formats are of strings)
+_SAYS_OF = {kind: frozenset({"types", *({"string", "number", "object", "array"} - {kind}),
+                             *(["formats"] if kind != "string" else [])}) for kind in KINDS}
+
+
+def _disjoint(a: Node, b: Node, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
     la, lb = pinned_values(a), pinned_values(b)
     if la is not None and lb is not None:
         return not any(json_in(x, lb) for x in la if _kind(x) == kind)
@@ -129,12 +124,9 @@ def _disjoint(a, b, kind: str, facts_a: tuple, facts_b: tuple) -> bool:
     return _object_disjoint(facts_a, b, facts_b) or _object_disjoint(facts_b, a, facts_a)
 
 
-def _pattern(rules) -> str | None:
-    """A pattern every string ``rules`` allows matches (None: none)."""
-    pattern = rules.get("pattern") if isinstance(rules, dict) else None
-    if isinstance(pattern, tuple):  # gathered by a meet: each holds, so any one will do
-        pattern = pattern[0] if pattern else None
-    return pattern if isinstance(pattern, str) else None
+def _pattern(node: Node) -> str | None:
+    """A pattern every string ``node`` allows matches (None: none; of several, each holds, so any one will do)."""
+    return node.string.patterns[0] if node.string is not None and node.string.patterns else None
 
 
 def _texts_disjoint(values_a, pattern_a, values_b, pattern_b) -> bool:
@@ -152,11 +144,12 @@ def _texts_disjoint(values_a, pattern_a, values_b, pattern_b) -> bool:
     return False
 
 
-def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
+def _object_disjoint(facts_a: tuple, b: Node, facts_b: tuple) -> bool:
     """A name ``a`` requires that ``b`` pins to other literals, or does not allow at all (each side
     read through its ``allOf`` parts and ``$ref``s: ``_object_facts``)."""
     required, pins_a, texts_a = facts_a
     pins_b, texts_b = facts_b[1], facts_b[2]
+    obj = b.object or ObjectRules()
     for name in required:
         if (name in texts_a or name in texts_b) and _texts_disjoint(
                 pins_a.get(name), texts_a.get(name), pins_b.get(name), texts_b.get(name)):
@@ -168,22 +161,18 @@ def _object_disjoint(facts_a: tuple, b: dict, facts_b: tuple) -> bool:
             la = pins_a.get(name)
             if la is not None and not any(json_in(x, lb) for x in la):
                 return True
-        elif name not in (b.get("properties") or {}) and not _may_match(b.get("patternProperties"), name):
-            extra = b.get("additionalProperties", True)  # an additional name of b
-            lb = [] if extra is False else pinned_values(extra) if isinstance(extra, dict) else None
+        elif name not in obj.properties and not _may_match([p for p, _ in obj.pattern_properties], name):
+            extra = obj.additional or ANY  # an additional name of b
+            lb = [] if extra is NEVER else pinned_values(extra)
             la = pins_a.get(name)
             if lb == [] or (lb is not None and la is not None and not any(json_in(x, lb) for x in la)):
                 return True
     return False
 
 
-def _may_match(patterns, name: str) -> bool:
+def _may_match(patterns: list, name: str) -> bool:
     """Whether some validator might match one of ``patterns`` (patternProperties) on ``name``
     (either regex reading; a pattern we cannot read might)."""
-    if not patterns:
-        return False
-    if not isinstance(patterns, dict):
-        return True
     for pattern in patterns:
         try:
             if either_dfa(pattern).matches(name):
@@ -196,46 +185,42 @@ def _may_match(patterns, name: str) -> bool:
 _NO_FACTS = (frozenset(), {}, {})
 
 
-def _object_facts(rules, resolve=None, depth: int = 0, memo: dict | None = None) -> tuple[set, dict, dict]:
-    """The names ``rules`` requires; for the names whose values it pins to literals, a superset of
+def _object_facts(node: Node, depth: int = 0, memo: dict | None = None) -> tuple[set, dict, dict]:
+    """The names ``node`` requires; for the names whose values it pins to literals, a superset of
     the values it allows (``[]``: the name is not allowed); for those whose values must be strings
-    matching a pattern, that pattern; read through its ``allOf`` parts (every
-    part holds), its ``anyOf``/``oneOf`` branches (what all of them say) and, with ``resolve`` (a
-    schema as its draft reads it, a lone ``$ref`` followed), through its ``$ref``s. Each schema
-    object is read once per ``memo`` (one on the way down says nothing: a loop, or shared parts
-    met again), so references fanning out many times over cost what the schemas do."""
+    matching a pattern, that pattern; read through its ``allOf`` parts (every part holds), its
+    ``anyOf``/``oneOf`` branches (what all of them say) and its ``$ref``s. Each node is read once
+    per ``memo`` (one on the way down says nothing: a loop, or shared parts met again), so
+    references fanning out many times over cost what the schemas do."""
     memo = {} if memo is None else memo
-    return _once(memo, rules, _NO_FACTS, lambda: _read_object_facts(rules, resolve, depth, memo))
+    return _once(memo, node, _NO_FACTS, lambda: _read_object_facts(node, depth, memo))
 
 
-def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dict, dict]:
+def _read_object_facts(node: Node, depth: int, memo: dict) -> tuple[set, dict, dict]:
     required: set = set()
     pins: dict = {}
     texts: dict = {}
-    rules, parts = _as_read(rules, resolve)
-    if not isinstance(rules, dict) or depth > 8:
+    node = followed(node)
+    if depth > 8:
         return required, pins, texts
-    names = rules.get("required", [])
-    if isinstance(names, list):
-        required.update(n for n in names if isinstance(n, str))
-    for name, sub in (rules.get("properties") or {}).items():
-        if resolve is not None and isinstance(sub, dict):
-            sub = resolve(sub)
-        values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
-        if values is not None:
-            pins[name] = values
-        if isinstance(sub, dict) and sub.get("type") in ("string", ["string"]) and (pattern := _pattern(sub)) is not None:
-            texts[name] = pattern
-    for part in parts:
-        more, inner, covers = _object_facts(part, resolve, depth + 1, memo)
+    if node.object is not None:
+        required.update(node.object.required)
+        for name, sub in node.object.properties.items():
+            sub = followed(sub)
+            values = [] if sub is NEVER else pinned_values(sub)
+            if values is not None:
+                pins[name] = values
+            if sub.types == ("string",) and (pattern := _pattern(sub)) is not None:
+                texts[name] = pattern
+    for part in _parts(node):
+        more, inner, covers = _object_facts(part, depth + 1, memo)
         required |= more
         texts = {**covers, **texts}  # (every part holds: any one's pattern will do)
         for name, values in inner.items():
             pins[name] = values if name not in pins else [v for v in pins[name] if json_in(v, values)]
-    for keyword in ("anyOf", "oneOf"):  # what holds in every branch holds of the schema
-        branches = rules.get(keyword)
-        if isinstance(branches, list) and branches:
-            every = [_object_facts(b, resolve, depth + 1, memo) for b in branches]
+    for branches in (node.any_of, node.one_of):  # what holds in every branch holds of the schema
+        if branches:
+            every = [_object_facts(b, depth + 1, memo) for b in branches]
             required |= set.intersection(*(more for more, _, _ in every))
             for name in set.intersection(*(set(inner) for _, inner, _ in every)):
                 values = [v for _, inner, _ in every for v in inner[name]]
@@ -243,36 +228,32 @@ def _read_object_facts(rules, resolve, depth: int, memo: dict) -> tuple[set, dic
     return required, pins, texts
 
 
-def _read(branches: list, resolve) -> tuple[list, list[set[str]], list[tuple]]:
-    """Each branch's constraints (a top-level ``$ref`` followed), the types it admits and its
+def _read(branches: list, read) -> tuple[list, list[set[str]], list[tuple]]:
+    """Each branch's node (``read``; a top-level ``$ref`` followed), the types it admits and its
     ``_object_facts``."""
-    rules = [resolve(b) for b in branches]
-    rules = [r if isinstance(r, bool) else constraints(r) for r in rules]
+    nodes = [followed(read(b)) for b in branches]
     kinds_memo: dict = {}
     facts_memo: dict = {}
-    return (rules, [_admitted_kinds(r, resolve, 0, kinds_memo) for r in rules],
-            [_object_facts(r, resolve, 0, facts_memo) for r in rules])
+    return nodes, [_admitted_kinds(n, 0, kinds_memo) for n in nodes], [_object_facts(n, 0, facts_memo) for n in nodes]
 
 
-def exact_branches(branches: list, resolve) -> list | None:
+def exact_branches(branches: list, read) -> list | None:
     """The branches, each narrowed to the types where it is the only match; ``None`` if unproven.
-
-    ``resolve(branch)`` gives the branch's constraints with a top-level ``$ref`` followed.
-    """
-    rules, kinds, facts = _read(branches, resolve)
+    ``read(branch)``: the branch's node (``build.Reader.of``)."""
+    nodes, kinds, facts = _read(branches, read)
     keep = [set(k) for k in kinds]
     for kind in KINDS:
         admitting = [i for i, ks in enumerate(kinds) if kind in ks]
         if len(admitting) < 2:
             continue
-        free = [i for i in admitting if _unconstrained(rules[i], kind)]
+        free = [i for i in admitting if _unconstrained(nodes[i], kind)]
         if len(free) >= 2:
             for i in admitting:
                 keep[i].discard(kind)
             continue
         for x, i in enumerate(admitting):
             for j in admitting[x + 1:]:
-                if not _disjoint(rules[i], rules[j], kind, facts[i], facts[j]):
+                if not _disjoint(nodes[i], nodes[j], kind, facts[i], facts[j]):
                     return None
     out = []
     for branch, before, after in zip(branches, kinds, keep):
@@ -286,16 +267,17 @@ def exact_branches(branches: list, resolve) -> list | None:
     return out
 
 
-def overlaps(branches: list, resolve) -> list[set[int]]:
+def overlaps(branches: list, read) -> list[set[int]]:
     """For each branch, the other branches a value might meet too (not proven disjoint from it):
-    exactly one holds when a branch does and none of those do, the rest being ruled out already."""
-    rules, kinds, facts = _read(branches, resolve)
+    exactly one holds when a branch does and none of those do, the rest being ruled out already.
+    ``read(branch)``: the branch's node (``build.Reader.of``)."""
+    nodes, kinds, facts = _read(branches, read)
     out: list[set[int]] = [set() for _ in branches]
-    for i, a in enumerate(rules):
-        for j in range(i + 1, len(rules)):
-            b = rules[j]
+    for i, a in enumerate(nodes):
+        for j in range(i + 1, len(nodes)):
+            b = nodes[j]
             common = kinds[i] & kinds[j]
-            if any(isinstance(a, bool) or isinstance(b, bool) or not _disjoint(a, b, k, facts[i], facts[j]) for k in common):
+            if any(a is ANY or b is ANY or not _disjoint(a, b, k, facts[i], facts[j]) for k in common):
                 out[i].add(j)
                 out[j].add(i)
     return out

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .merge import constraints
-from .one_of import pinned_values, literal_values
+from .merge import constraints, json_in, literals
 
 # names required; per name, the literals its value may be (a superset) and those it may not be, as keys
 Facts = tuple[frozenset, dict, dict]
@@ -89,7 +88,7 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     pins: dict = {}
     props = rules.get("properties")
     for name, sub in props.items() if isinstance(props, dict) else ():
-        values = [] if sub is False else pinned_values(sub) if isinstance(sub, dict) else None
+        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
         keys = _keys(values) if values is not None else None
         if keys is not None:
             pins[name] = keys
@@ -109,6 +108,18 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     return facts
 
 
+def _pinned(rules: dict) -> list | None:
+    """The values ``rules`` may take by its literals, through the ``allOf`` wrappers of lazy meets
+    (a superset; None: no literal pins it). (``one_of.pinned_values`` on a node: these schemas are
+    read while ``merge`` writes them, before any node is.)"""
+    values = literals(rules)
+    for part in rules.get("allOf") or ():
+        inner = _pinned(part) if isinstance(part, dict) else None
+        if inner is not None:
+            values = inner if values is None else [v for v in values if json_in(v, inner)]
+    return values
+
+
 def _negated(test) -> Facts:
     """What ``not test`` says of an object where ``test`` pins exactly one name to literals and says
     nothing else (an ``if`` on a discriminator): that name's value is none of them, and it is present
@@ -123,8 +134,8 @@ def _negated(test) -> Facts:
     (name, sub), = props.items()
     if sub is False:
         keys: frozenset | None = frozenset()
-    elif isinstance(sub, dict) and constraints(sub).keys() <= {"const", "enum"} and literal_values(constraints(sub)) is not None:
-        keys = _keys(literal_values(constraints(sub)))  # exactly the values the test lets through
+    elif isinstance(sub, dict) and constraints(sub).keys() <= {"const", "enum"} and literals(sub) is not None:
+        keys = _keys(literals(sub))  # exactly the values the test lets through
     else:
         return NOTHING
     if keys is None or rules.get("required", []) not in ([], [name]):

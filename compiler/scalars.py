@@ -17,7 +17,7 @@ from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, UNCOMPLEMENTED, format_terms
 from .merge import constraints, json_in
-from .one_of import APPLIES, literal_values
+from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import either_dfa, pattern_dfa, pattern_terms
@@ -154,12 +154,12 @@ class ScalarLowering:
         if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
             return chardfa.literal_strings([])
         if rules.keys() - {"type"} - _NOT_STRINGS:
-            values = literal_values(rules)
+            node = self.reader.of(rules)
+            values = literal_values(node)
             if values is not None:
                 parts.append(chardfa.literal_strings([v for v in values if isinstance(v, str)]))
             try:
-                terms = [chardfa.with_length(d or chardfa.any_string(), a, b)
-                         for d, a, b in self.string_terms(self.reader.of(rules), slot)]
+                terms = [chardfa.with_length(d or chardfa.any_string(), a, b) for d, a, b in self.string_terms(node, slot)]
             except OverflowError as exc:
                 raise SchemaTooComplex(slot.pointer, f"string automaton has {exc}", slot.via) from None
             parts.append(_any_of(terms))
@@ -340,7 +340,10 @@ def _num_key(v):
 
 
 KEY_DEPTH = 32  # propertyNames' subschemas (and references) inside one another, at most
-_NOT_STRINGS = frozenset().union(*(words for kind, words in APPLIES.items() if kind != "string"), {"uniqueItems"})  # hold of any key
+_NOT_STRINGS = frozenset({  # keywords of other types than strings: they hold of any key
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties", "propertyNames",
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains", "uniqueItems"})
 
 
 def _any_of(languages: list) -> CharDFA | None:
