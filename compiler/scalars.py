@@ -16,12 +16,12 @@ from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, UNCOMPLEMENTED, format_terms
-from .merge import constraints, json_in
+from .merge import json_in
 from .one_of import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import either_dfa, pattern_dfa, pattern_terms
-from .ir import Node, NumberRules, StringRules
+from .ir import ABSENT, Node, NumberRules, StringRules, said
 from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, ajv_dfa, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
@@ -133,28 +133,26 @@ class ScalarLowering:
         schema, slot = self.follow_refs(schema, slot)
         if schema is True or schema is False:
             return None if schema else chardfa.literal_strings([])
-        rules = constraints(self.expanded(schema, slot.pointer))
+        node = self.reader.of(self.expanded(schema, slot.pointer))
         parts = []  # languages every key is in (None: any)
-        if "not" in rules:
-            ruled_out = self.key_language(rules.pop("not"), slot.at("not"), depth + 1)
+        if node.not_ is not None:
+            ruled_out = self.key_language(node.not_.source, slot.at("not"), depth + 1)
             parts.append(chardfa.literal_strings([]) if ruled_out is None else chardfa.complement(ruled_out))
-        if "$ref" in rules:
-            target, target_slot = self.follow_ref({"$ref": rules.pop("$ref")}, slot)
+        if node.ref is not None:
+            target, target_slot = self.follow_ref({"$ref": node.ref_text}, slot)
             parts.append(self.key_language(target, target_slot, depth + 1))
-        for i, part in enumerate(rules.pop("allOf", ())):
-            parts.append(self.key_language(part, slot.at("allOf", i), depth + 1))
-        for word in ("anyOf", "oneOf"):
-            if word in rules:
-                branches = [self.key_language(b, slot.at(word, i), depth + 1) for i, b in enumerate(rules.pop(word))]
-                parts.append(_exactly_one(branches) if word == "oneOf" else _any_of(branches))
-        other = sorted(set(rules) - {"type", "pattern", "minLength", "maxLength", "format", "enum", "const"} - _NOT_STRINGS)
-        if other:
-            raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames with {other[0]}", slot.via)
-        kinds = rules.get("type", "string")
-        if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
+        for i, part in enumerate(node.all_of):
+            parts.append(self.key_language(part.source, slot.at("allOf", i), depth + 1))
+        for word, branches in (("anyOf", node.any_of), ("oneOf", node.one_of)):
+            if branches is not None:
+                languages = [self.key_language(b.source, slot.at(word, i), depth + 1) for i, b in enumerate(branches)]
+                parts.append(_exactly_one(languages) if word == "oneOf" else _any_of(languages))
+        other = sorted(said(node).keys() - _KEY_FIELDS)
+        if other:  # (what ``expanded`` leaves is one of them: a conditional is an allOf by now)
+            raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames with {other[0].rstrip('_')}", slot.via)
+        if node.types is not None and "string" not in node.types:
             return chardfa.literal_strings([])
-        if rules.keys() - {"type"} - _NOT_STRINGS:
-            node = self.reader.of(rules)
+        if node.enum is not None or node.const is not ABSENT or node.string is not None or node.formats or node.not_values:
             values = literal_values(node)
             if values is not None:
                 parts.append(chardfa.literal_strings([v for v in values if isinstance(v, str)]))
@@ -340,10 +338,10 @@ def _num_key(v):
 
 
 KEY_DEPTH = 32  # propertyNames' subschemas (and references) inside one another, at most
-_NOT_STRINGS = frozenset({  # keywords of other types than strings: they hold of any key
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties", "propertyNames",
-    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains", "maxContains", "uniqueItems"})
+# what a propertyNames node may say: of strings, of other types (which hold of any key), and the
+# boolean keywords (``key_language`` reads each)
+_KEY_FIELDS = frozenset({"types", "enum", "const", "formats", "not_values", "string", "number", "object", "array",
+                         "not_", "ref_text", "all_of", "any_of", "one_of"})
 
 
 def _any_of(languages: list) -> CharDFA | None:
