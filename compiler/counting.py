@@ -30,8 +30,6 @@ from .regex import CountedPattern, counted_pattern
 from .strings import PLAIN_SCALARS, SURROGATES, ascii_raw, spelled_parts, subtract_points
 
 COUNTED_MIN = 64  # product states from which a counter pays; below it the product is built as before
-# what bounds a string beside its pattern: a second count or a product (the markers are the values,
-# patterns and formats ``not`` rules out)
 # automata up to this size are checked for states that read plain text forever; the larger ones
 # count (a long maxLength unrolled), so they have none, and the check would cost
 FOREVER_MAX = 1024

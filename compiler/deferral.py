@@ -32,7 +32,7 @@ from .regex import pattern_dfa, pattern_outline
 
 COUNT_MAX = 100_000  # ``context.count_of`` refuses counts above it
 # what a node may say where its lowering cannot fail (with the conditions ``_quiet_node`` checks), by
-# node and facet (``ir.said``); identifiers only matter in a document where one sits below the
+# node and facet (``ir.says_only``); identifiers only matter in a document where one sits below the
 # root, which never defers
 QUIET = {
     Node: frozenset({"types", "formats", "enum", "const", "ref_text", "any_of", "string", "number", "object", "array"}),

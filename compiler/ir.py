@@ -122,22 +122,18 @@ _WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, no
 def says_only(part, fields: frozenset) -> bool:
     """Whether a node or a facet says nothing but in ``fields`` (``said``, without building it)."""
     kind = type(part)
-    for field, value in vars(part).items():
-        if field not in fields and field not in _WHERE:
-            default = getattr(kind, field)
-            if value is not default and (type(value) is not type(default) or value != default):
-                return False
-    return True
+    return all(field in fields or not _says(kind, field, value) for field, value in vars(part).items())
 
 
 def said(part) -> dict:
     """The fields of a node or a facet that say something: set, and not to their class default
     (a ``const`` of ``false`` or ``null`` says something: ``ABSENT`` is the default there)."""
     kind = type(part)
-    out = {}
-    for field, value in vars(part).items():
-        if field not in _WHERE:
-            default = getattr(kind, field)
-            if value is not default and (type(value) is not type(default) or value != default):
-                out[field] = value
-    return out
+    return {field: value for field, value in vars(part).items() if _says(kind, field, value)}
+
+
+def _says(kind: type, field: str, value) -> bool:
+    if field in _WHERE:
+        return False
+    default = getattr(kind, field)
+    return value is not default and (type(value) is not type(default) or value != default)

@@ -194,7 +194,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             return id(schema)
         return ("shape", self.content(schema))
 
-    def content(self, schema) -> int | None:
+    def content(self, schema) -> int:
         """The number of what ``schema`` says (``shapes.py``, on its node): equal for equal contents."""
         found = self._contents.get(id(schema))
         if found is None:  # (the schema stays alive: the document or the reader holds it)
