@@ -475,10 +475,10 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                     s = rest
                     continue
                 target = self.expanded(constraints(target), target_pointer)
-                s = merge(rest, target, slot.pointer, lambda x: x, matches) if rest else target
+                s = merge(rest, target, slot.pointer, lambda x: x, matches, self.reader.of) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve, matches, alike=not self.doc.has_ids)
+        merged = merge(a, b, slot.pointer, resolve, matches, self.reader.of, alike=not self.doc.has_ids)
         self._keep[id(merged)] = merged
         return merged
 

@@ -117,11 +117,12 @@ def _types(schema) -> set[str] | None:
 
 
 def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool],
-          alike: bool = False) -> dict | bool:
+          read, alike: bool = False) -> dict | bool:
     """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
-    name)`` tells whether a patternProperties pattern matches a property name). ``alike``: two
-    subschemas written alike are the same schema (a document with no identifier below its root,
-    as ``Shapes`` has it), so a name's schema met with its own negation allows no value."""
+    name)`` tells whether a patternProperties pattern matches a property name; ``read(schema)`` its
+    node, ``build.Reader.of``). ``alike``: two subschemas written alike are the same schema (a
+    document with no identifier below its root, as ``Shapes`` has it), so a name's schema met with
+    its own negation allows no value."""
     a, b = resolve(a), resolve(b)
     if a is False or b is False:
         return False
@@ -170,7 +171,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "anyOf" and any(k in side for side in (a, b) for k in ("enum", "const")):
             out["allOf"] = [*out.get("allOf", ()), {"anyOf": vb}]  # judged value by value: no product
         elif key == "anyOf":
-            out[key] = _branch_pairs(out, va, vb, pointer, alike)
+            out[key] = _branch_pairs(out, va, vb, pointer, read, alike)
         elif key == "contains" and not json_equal(va, vb) and not any(
                 k in side for side in (a, b) for k in ("minContains", "maxContains")):
             out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
@@ -179,7 +180,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
             # exactly one of each: the second as branches that exclude each other, met with any anyOf
             alone = exactly_one(vb)
-            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer, alike) if "anyOf" in out else alone
+            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer, read, alike) if "anyOf" in out else alone
         elif key == "allOf":
             out[key] = list(va) + list(vb)
         elif key == "not":  # neither a nor b: not (a or b), one list however many meet (not nested)
@@ -191,9 +192,9 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         else:
             raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
     if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        others = literals(b)
+        others = _literals(b)
         out.pop("const", None)
-        out["enum"] = [v for v in literals(a) if json_in(v, others)]
+        out["enum"] = [v for v in _literals(a) if json_in(v, others)]
     if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
         _merge_counts(a, b, out)
     if "properties" in a or "properties" in b:
@@ -219,7 +220,7 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
     return out
 
 
-def literals(side: dict) -> list | None:
+def _literals(side: dict) -> list:
     """The values a schema's ``enum`` and ``const`` allow together (a side may hold both)."""
     values = side.get("enum")
     if "const" in side:
@@ -246,7 +247,7 @@ def implied(rules: dict, part) -> bool:
         for b in part["anyOf"])
 
 
-def _branch_pairs(out: dict, va: list, vb: list, pointer: str, alike: bool) -> list:
+def _branch_pairs(out: dict, va: list, vb: list, pointer: str, read, alike: bool) -> list:
     """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s),
     and those another pair holds: a branch of ``va`` that already meets a branch of ``vb`` (it is
     one, or one of its parts: ``x`` met with ``x`` is ``x``) is kept alone, as it holds its meet
@@ -268,7 +269,7 @@ def _branch_pairs(out: dict, va: list, vb: list, pointer: str, alike: bool) -> l
     if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
         from .products import pair_filter  # (products reads one_of, which reads this module)
 
-        can_meet = pair_filter(out)
+        can_meet = pair_filter(read(dict(out)), read)  # (a copy: ``out`` is still being written)
         pairs = [(x, y) for x, y in pairs if can_meet(x, y)]
     if len(pairs) > 256:
         raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")

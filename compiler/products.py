@@ -13,25 +13,26 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .merge import constraints, json_in, literals
+from .ir import NEVER, Node, ObjectRules, says_only
+from .one_of import literal_values, pinned_values
 
 # names required; per name, the literals its value may be (a superset) and those it may not be, as keys
 Facts = tuple[frozenset, dict, dict]
 NOTHING: Facts = (frozenset(), {}, {})
-# id -> (the schema, kept alive so that its id stays its own; its facts), for one compile: a schema
-# the caller changes between two compiles must be read again (``forget``)
+# id -> (the node, kept alive so that its id stays its own; its facts), for one compile (``forget``)
 _KNOWN: OrderedDict[int, tuple[object, Facts]] = OrderedDict()
 MAX_KNOWN = 4096
 MAX_NESTING = 256
 
 
-def pair_filter(met):
+def pair_filter(met: Node, read):
     """``can_meet(x, y)``: whether some object may satisfy ``met`` (what the ``allOf`` met so far,
-    read now: it is still being built), ``x`` and ``y`` together, as far as their facts tell."""
+    read now: it is still being built), ``x`` and ``y`` together, as far as their facts tell;
+    ``read(schema)``: a branch's node (``build.Reader.of``)."""
     known = _facts(met, 0, keep=False)
 
     def can_meet(x, y) -> bool:
-        required, pins, excluded = _combined([known, _facts(x, 0), _facts(y, 0)])
+        required, pins, excluded = _combined([known, _facts(read(x), 0), _facts(read(y), 0)])
         return not any(name in pins and not pins[name] - excluded.get(name, frozenset()) for name in required)
 
     return can_meet
@@ -74,32 +75,27 @@ def _keys(values) -> frozenset | None:
     return None if None in keys else frozenset(keys)
 
 
-def _facts(schema, depth: int, keep: bool = True) -> Facts:
-    """What ``schema`` surely says of an object's names, read through its ``allOf`` parts; kept per
-    schema object, as each fold of a product reads the branches of the fold before."""
-    if not isinstance(schema, dict) or depth > MAX_NESTING:
+def _facts(node: Node, depth: int, keep: bool = True) -> Facts:
+    """What ``node`` surely says of an object's names, read through its ``allOf`` parts; kept per
+    node, as each fold of a product reads the branches of the fold before."""
+    if depth > MAX_NESTING:
         return NOTHING
-    known = _KNOWN.get(id(schema)) if keep else None
+    known = _KNOWN.get(id(node)) if keep else None
     if known is not None:
         return known[1]
-    rules = constraints(schema)
-    names = rules.get("required")
-    required = frozenset(n for n in names if isinstance(n, str)) if isinstance(names, list) else frozenset()
+    obj = node.object or ObjectRules()
     pins: dict = {}
-    props = rules.get("properties")
-    for name, sub in props.items() if isinstance(props, dict) else ():
-        values = [] if sub is False else _pinned(sub) if isinstance(sub, dict) else None
+    for name, sub in obj.properties.items():
+        values = [] if sub is NEVER else pinned_values(sub)
         keys = _keys(values) if values is not None else None
         if keys is not None:
             pins[name] = keys
-    parts = rules.get("allOf")
-    found = [(required, pins, {})] + [_facts(part, depth + 1) for part in parts if isinstance(part, dict)] if isinstance(
-        parts, list) else [(required, pins, {})]
-    if "not" in rules:
-        found.append(_negated(rules["not"]))
+    found = [(frozenset(obj.required), pins, {})] + [_facts(part, depth + 1) for part in node.all_of]
+    if node.not_ is not None:
+        found.append(_negated(node.not_))
     facts = _combined(found)
     if keep:
-        _KNOWN[id(schema)] = (schema, facts)
+        _KNOWN[id(node)] = (node, facts)
         if len(_KNOWN) > MAX_KNOWN:
             try:
                 _KNOWN.popitem(last=False)
@@ -108,36 +104,24 @@ def _facts(schema, depth: int, keep: bool = True) -> Facts:
     return facts
 
 
-def _pinned(rules: dict) -> list | None:
-    """The values ``rules`` may take by its literals, through the ``allOf`` wrappers of lazy meets
-    (a superset; None: no literal pins it). (``one_of.pinned_values`` on a node: these schemas are
-    read while ``merge`` writes them, before any node is.)"""
-    values = literals(rules)
-    for part in rules.get("allOf") or ():
-        inner = _pinned(part) if isinstance(part, dict) else None
-        if inner is not None:
-            values = inner if values is None else [v for v in values if json_in(v, inner)]
-    return values
-
-
-def _negated(test) -> Facts:
+def _negated(test: Node) -> Facts:
     """What ``not test`` says of an object where ``test`` pins exactly one name to literals and says
     nothing else (an ``if`` on a discriminator): that name's value is none of them, and it is present
     unless ``test`` required it. Anything else: nothing known."""
-    if not isinstance(test, dict):
+    obj = test.object
+    if not (obj is not None and len(obj.properties) == 1 and says_only(test, _TEST) and says_only(obj, _TEST_OBJECT)
+            and test.types in (None, ("object",))):
         return NOTHING
-    rules = constraints(test)
-    props = rules.get("properties")
-    if not (isinstance(props, dict) and len(props) == 1 and rules.keys() <= {"properties", "required", "type"}
-            and rules.get("type", "object") in ("object", ["object"])):
-        return NOTHING
-    (name, sub), = props.items()
-    if sub is False:
+    (name, sub), = obj.properties.items()
+    if sub is NEVER:
         keys: frozenset | None = frozenset()
-    elif isinstance(sub, dict) and constraints(sub).keys() <= {"const", "enum"} and literals(sub) is not None:
-        keys = _keys(literals(sub))  # exactly the values the test lets through
+    elif says_only(sub, _LITERAL) and literal_values(sub) is not None:
+        keys = _keys(literal_values(sub))  # exactly the values the test lets through
     else:
         return NOTHING
-    if keys is None or rules.get("required", []) not in ([], [name]):
+    if keys is None or obj.required not in ([], [name]):
         return NOTHING
-    return (frozenset() if rules.get("required") else frozenset([name])), {}, {name: keys}
+    return (frozenset() if obj.required else frozenset([name])), {}, {name: keys}
+
+
+_TEST, _TEST_OBJECT, _LITERAL = frozenset({"types", "object"}), frozenset({"properties", "required"}), frozenset({"enum", "const"})
