@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from .context import Slot
 from .errors import UnsupportedKeyword
-from .merge import constraints, is_trivial
+from .ir import ABSENT, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
+from .merge import is_trivial
 from .one_of import KINDS
-from .build import ARRAY_WORDS, NUMBER_WORDS, OBJECT_WORDS, STRING_WORDS
 from .validator_formats import INTEGER_FORMATS
 
 CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies")
@@ -50,13 +50,15 @@ class Complement:
     """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
-    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``).
-    Each schema object's complement is made once and shared (equal branches of a union are one), so
-    references that fan out many times over cost what the schemas do."""
+    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``);
+    ``read(schema)`` is its node (``build.Reader.of``), whose fields the complement negates one at
+    a time. Each schema object's complement is made once and shared (equal branches of a union are
+    one), so references that fan out many times over cost what the schemas do."""
 
-    def __init__(self, follow, expanded):
+    def __init__(self, follow, expanded, read):
         self.follow = follow
         self.expanded = expanded
+        self.read = read
         self._made: dict[int, tuple] = {}  # id of a schema -> (the schema, its complement)
 
     def __call__(self, schema, slot: Slot, depth: int = 0):
@@ -70,17 +72,7 @@ class Complement:
         return made[1]
 
     def _complement(self, schema: dict, slot: Slot, depth: int):
-        rules = constraints(self.expanded(schema, slot.pointer))
-        if not rules:
-            return False
-        declared = rules.get("type")
-        kinds = None if declared is None else {"number" if t == "integer" else t
-                                               for t in ([declared] if isinstance(declared, str) else declared)}
-        branches = []
-        for key, value in rules.items():
-            if kinds is not None and _speaks_to(key, value) not in kinds | {None}:
-                continue  # it holds of every value of the types listed: not(type and it) is not(type)
-            branches.extend(self.keyword(key, value, rules, slot, depth))
+        branches = self.cases(self.read(self.expanded(schema, slot.pointer)), slot, depth)
         if any(b is True for b in branches):
             return True
         branches = _distinct([b for b in branches if b is not False])
@@ -88,86 +80,117 @@ class Complement:
             return False
         return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
-    def keyword(self, key, value, rules, slot: Slot, depth: int) -> list:
-        """The values that fail ``key`` alone (a union, as a list of schemas)."""
-        at = slot.at(key)
-        if key == "type":
-            types = {value} if isinstance(value, str) else set(value)
-            kinds = {"number" if t == "integer" else t for t in types}
-            out = [{"type": sorted(set(KINDS) - kinds)}] if set(KINDS) - kinds else []
-            if "integer" in types and "number" not in types:
-                out.append({"type": "number", "_not_integer": True})
-            return out
-        if key in ("enum", "const"):
-            values = value if key == "enum" else [value]
-            return [{"_not_values": list(values)}]  # an array or object among them: ``unequal`` where one is lowered
-        if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            return self.bound(key, value, rules)
-        if key == "multipleOf":
-            return [{"type": "number", "_not_multiples": [step]} for step in (value if isinstance(value, tuple) else (value,))]
-        if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
-            kind = {"L": "string", "I": "array", "P": "object"}[key[3]]
-            if key.startswith("min"):
-                return [{"type": kind, "max" + key[3:]: value - 1}] if value > 0 else []
-            return [{"type": kind, "min" + key[3:]: value + 1}]
-        if key == "pattern":
-            return [{"type": "string", "_not_patterns": (value,)}]
-        if key == "required":
-            return [{"type": "object", "properties": {name: False}} for name in value]
-        if key == "properties":
-            return [{"type": "object", "required": [name], "properties": {name: {"not": sub}}}
-                    for name, sub in value.items() if not is_trivial(sub)]
-        if key in ("items", "prefixItems") and isinstance(value, list):
-            return self.positions(value)
-        if key in ("items", "additionalItems"):  # the rest of the array, after the positions
-            prefix = rules.get("items") if key == "additionalItems" else rules.get("prefixItems", [])
-            if key == "additionalItems" and not isinstance(prefix, list) or is_trivial(value):
-                return []  # additionalItems without a list of items does nothing
-            if value is False:
-                return [{"type": "array", "minItems": len(prefix) + 1}]
-            if not prefix:  # some item is wrong
-                return [{"type": "array", "contains": {"not": value}}]
-        if key == "contains":  # fewer matches than minContains, or more than maxContains
-            least, most = rules.get("minContains", 1), rules.get("maxContains")
-            out = [] if least == 0 else [{"type": "array", "items": {"not": value}}] if least == 1 else [
+    def cases(self, node: Node, slot: Slot, depth: int) -> list:
+        """The values that fail some field of ``node`` (a union, as a list of schemas). A facet
+        of a type ``node.types`` does not list holds of every value it does list: ``not (type and
+        it)`` is ``not type``, so it adds nothing."""
+        kinds = None if node.types is None else {"number" if t == "integer" else t for t in node.types}
+        out = [] if node.types is None else self.types(node.types)
+        out += [{"_not_values": list(values)} for values in (node.enum, None if node.const is ABSENT else [node.const])
+                if values is not None]  # an array or object among them: ``unequal`` where one is lowered
+        def speaks(kind) -> bool:
+            return kinds is None or kind in kinds
+
+        if node.number is not None and speaks("number"):
+            out += self.numbers(node.number)
+        if node.string is not None and speaks("string"):
+            out += self.strings(node.string)
+        if node.object is not None and speaks("object"):
+            out += self.objects(node.object)
+        if node.array is not None and speaks("array"):
+            out += self.arrays(node.array, slot)
+        for fmt in node.formats:  # a string the format rules out (numbers' formats stay refused)
+            if fmt in INTEGER_FORMATS:
+                if speaks("number"):
+                    at = slot.at("format")
+                    raise UnsupportedKeyword(at.pointer, "not", f"'not' of format {fmt!r}", at.via)
+            elif speaks("string"):
+                out.append({"type": "string", "_not_formats": (fmt,)})
+        for word, parts in (("allOf", node.all_of), ("anyOf", node.any_of), ("oneOf", node.one_of)):
+            if parts is not None:
+                out += self.combined(word, [part.source for part in parts], slot, depth)
+        if node.not_ is not None:
+            out.append(node.not_.source)
+        if node.ref is not None:
+            target, target_slot = self.follow({"$ref": node.ref_text}, slot)
+            out.append(self(target, target_slot, depth + 1))
+        for field, word in _UNCOMPLEMENTED:
+            facet, _, name = field.rpartition(".")
+            part = getattr(node, facet) if facet else node
+            if part is not None and getattr(part, name) != getattr(type(part), name) and (not facet or speaks(facet)):
+                at = slot.at(word)
+                raise UnsupportedKeyword(at.pointer, "not", f"'not' of {word}", at.via)
+        return out
+
+    @staticmethod
+    def types(types: tuple) -> list:
+        kinds = {"number" if t == "integer" else t for t in types}
+        out = [{"type": sorted(set(KINDS) - kinds)}] if set(KINDS) - kinds else []
+        if "integer" in types and "number" not in types:
+            out.append({"type": "number", "_not_integer": True})
+        return out
+
+    @staticmethod
+    def numbers(number: NumberRules) -> list:
+        """Below the least, above the most (each bound's opposite, with its exclusiveness turned
+        round: draft 4's flags are on their bounds already), or not a multiple of some step."""
+        opposite = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
+                    "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}
+        out = [{"type": "number", opposite[word]: bound}
+               for word, bound in zip(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), number.bounds)
+               if bound is not None]
+        return out + [{"type": "number", "_not_multiples": [step]} for step in number.multiples]
+
+    @staticmethod
+    def strings(string: StringRules) -> list:
+        return _counts("string", "Length", string.min_length, string.max_length) + [
+            {"type": "string", "_not_patterns": (pattern,)} for pattern in string.patterns]
+
+    @staticmethod
+    def objects(obj: ObjectRules) -> list:
+        out = [{"type": "object", "properties": {name: False}} for name in obj.required]
+        out += _counts("object", "Properties", obj.min_properties, obj.max_properties)
+        out += [{"type": "object", "required": [name], "properties": {name: {"not": sub.source}}}
+                for name, sub in obj.properties.items() if not is_trivial(sub.source)]
+        out += [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub.source}}]}
+                for p, sub in obj.pattern_properties if not is_trivial(sub.source)]
+        # some member beyond the named and patterned keys, wrong (``additional_unless``: outside
+        # its side's patterns only)
+        names, patterns = sorted(obj.properties), sorted(p for p, _ in obj.pattern_properties)
+        beyond = [] if obj.additional is None else [(patterns, obj.additional)]
+        out += [{"type": "object", "_some_member": [{"outside": names, "patterns": sorted(unless), "value": {"not": value.source}}]}
+                for unless, value in beyond + list(obj.additional_unless) if not is_trivial(value.source)]
+        if obj.property_names is not None and not is_trivial(obj.property_names.source):  # some key it rules out
+            out.append({"type": "object", "_some_member": [{"names": obj.property_names.source, "value": True}]})
+        return out
+
+    def arrays(self, arr: ArrayRules, slot: Slot) -> list:
+        out = _counts("array", "Items", arr.min_items, arr.max_items) + self.positions([n.source for n in arr.prefix])
+        rest = arr.rest
+        if rest is not None and not is_trivial(rest.source):  # the rest of the array, after the positions
+            if rest is NEVER:
+                out.append({"type": "array", "minItems": len(arr.prefix) + 1})
+            elif not arr.prefix:  # some item is wrong
+                out.append({"type": "array", "contains": {"not": rest.source}})
+            else:
+                word = "additionalItems" if arr.listed else "items"
+                at = slot.at(word)
+                raise UnsupportedKeyword(at.pointer, "not", f"'not' of {word} (a member that must exist somewhere)", at.via)
+        if arr.contains is not None:  # fewer matches than minContains, or more than maxContains
+            value, least, most = arr.contains.source, arr.min_contains, arr.max_contains
+            out += [] if least == 0 else [{"type": "array", "items": {"not": value}}] if least == 1 else [
                 {"type": "array", "contains": value, "minContains": 0, "maxContains": least - 1}]
-            return out + ([{"type": "array", "contains": value, "minContains": most + 1}] if most is not None else [])
-        if key in ("minContains", "maxContains"):
-            return []  # read with contains; alone they say nothing
-        if key == "additionalProperties":  # some member beyond the named and patterned keys, wrong
-            if is_trivial(value):
-                return []
-            names, patterns = sorted(rules.get("properties", {})), sorted(rules.get("patternProperties", {}))
-            return [{"type": "object", "_some_member": [{"outside": names, "patterns": patterns, "value": {"not": value}}]}]
-        if key == "_additional_unless":  # as additionalProperties, but outside its side's patterns only
-            names = sorted(rules.get("properties", {}))
-            return [{"type": "object", "_some_member": [{"outside": names, "patterns": sorted(u["patterns"]),
-                                                         "value": {"not": u["value"]}}]}
-                    for u in value if not is_trivial(u["value"])]
-        if key == "patternProperties":
-            return [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub}}]}
-                    for p, sub in value.items() if not is_trivial(sub)]
-        if key == "propertyNames":  # some key it rules out
-            return [] if is_trivial(value) else [{"type": "object", "_some_member": [{"names": value, "value": True}]}]
-        if key in ("items", "additionalItems"):
-            raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key} (a member that must exist somewhere)", at.via)
-        if key == "allOf":
-            return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(value)]
-        if key == "anyOf":
-            return [{"allOf": _distinct([self(part, slot.at("anyOf", i), depth) for i, part in enumerate(value)])}]
-        if key == "oneOf":  # none of them, or two at once
-            none = {"allOf": _distinct([self(part, slot.at("oneOf", i), depth) for i, part in enumerate(value)])}
-            return [none] + [{"allOf": [a, b]} for i, a in enumerate(value) for b in value[i + 1:]]
-        if key == "not":
-            return [value]
-        if key == "$ref":
-            target, target_slot = self.follow({"$ref": value}, slot)
-            return [self(target, target_slot, depth + 1)]
-        if key == "format":  # a string the format rules out (numbers' formats stay refused)
-            if isinstance(value, str) and value in INTEGER_FORMATS:
-                raise UnsupportedKeyword(at.pointer, "not", f"'not' of format {value!r}", at.via)
-            return [{"type": "string", "_not_formats": (value,)}]
-        raise UnsupportedKeyword(at.pointer, "not", f"'not' of {key}", at.via)
+            out += [{"type": "array", "contains": value, "minContains": most + 1}] if most is not None else []
+        return out
+
+    def combined(self, word: str, parts: list, slot: Slot, depth: int) -> list:
+        if word == "allOf":
+            return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(parts)]
+        if word == "anyOf":
+            return [{"allOf": _distinct([self(part, slot.at("anyOf", i), depth) for i, part in enumerate(parts)])}]
+        # oneOf: none of them, or two at once
+        none = {"allOf": _distinct([self(part, slot.at("oneOf", i), depth) for i, part in enumerate(parts)])}
+        return [none] + [{"allOf": [a, b]} for i, a in enumerate(parts) for b in parts[i + 1:]]
 
     def unequal(self, v, slot: Slot) -> dict:
         """The values other than array or object ``v`` (as JSON compares them): the complement of
@@ -178,18 +201,7 @@ class Complement:
         else:
             shape = {"type": "object", "required": list(v), "properties": {k: {"const": x} for k, x in v.items()},
                      "additionalProperties": False}
-        return {"anyOf": [b for key, value in shape.items() for b in self.keyword(key, value, shape, slot, 0)]}
-
-    @staticmethod
-    def bound(key, value, rules) -> list:
-        if isinstance(value, bool):  # draft 4: the flag is read with its bound
-            return []
-        opposite = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
-                    "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}[key]
-        flag = rules.get("exclusive" + key[0].upper() + key[1:]) if key in ("minimum", "maximum") else None
-        if flag is True:  # draft 4 exclusive bound: its complement includes the bound
-            opposite = "maximum" if key == "minimum" else "minimum"
-        return [{"type": "number", opposite: value}]
+        return {"anyOf": self.cases(self.read(shape), slot, 0)}
 
     @staticmethod
     def positions(prefix: list) -> list:
@@ -203,13 +215,16 @@ def _distinct(schemas: list) -> list:
     return list({id(s): s for s in schemas}.values())
 
 
-_KIND_OF = {**dict.fromkeys(STRING_WORDS, "string"), **dict.fromkeys(NUMBER_WORDS, "number"),
-            **dict.fromkeys(OBJECT_WORDS | {"_additional_unless"}, "object"),
-            **dict.fromkeys(ARRAY_WORDS | {"additionalItems", "minContains", "maxContains"}, "array")}
+def _counts(kind: str, noun: str, least, most) -> list:
+    """Fewer than ``least`` or more than ``most`` (lengths, items, properties)."""
+    out = [{"type": kind, "max" + noun: least - 1}] if least else []
+    return out + ([{"type": kind, "min" + noun: most + 1}] if most is not None else [])
 
 
-def _speaks_to(key, value) -> str | None:
-    """The one JSON type a keyword constrains (it holds of every other value), None for any."""
-    if key == "format":
-        return "number" if value in INTEGER_FORMATS else "string"
-    return _KIND_OF.get(key)
+# what a node may say that has no complement here, as "facet.field" and the keyword it words
+# (conditionals, dependencies and unevaluated keywords are rewritten before: ``expanded``)
+_UNCOMPLEMENTED = (("array.unique", "uniqueItems"), ("not_values", "_not_values"),
+                   ("string.not_patterns", "_not_patterns"), ("string.not_formats", "_not_formats"),
+                   ("number.not_multiples", "_not_multiples"), ("number.not_integer", "_not_integer"),
+                   ("object.some_member", "_some_member"), ("array.contains_also", "_contains_also"),
+                   ("object.dependent", "dependentSchemas"), ("if_", "if"), ("unevaluated", "unevaluatedProperties"))

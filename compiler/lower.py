@@ -83,7 +83,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # them, and a bound method would make a cycle only the collector frees, with every table
         # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
-        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), lambda *args: me.expanded(*args))
+        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), lambda *args: me.expanded(*args),
+                                     lambda schema: me.reader.of(schema))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
                                  lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.reader.of(schema),
