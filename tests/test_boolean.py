@@ -767,3 +767,19 @@ def test_a_branch_both_unions_hold_is_met_once():
     again = {"$defs": {"u": u, "v": v}, "allOf": [{"$ref": "#/$defs/u"}, {"$ref": "#/$defs/v"}, {"$ref": "#/$defs/u"},
                                                   {"$ref": "#/$defs/u"}]}
     assert agrees_on(again, ["s", "", {}, {"k2": 1}, {"k0": 1, "m3": 1}, {"m1": 1}, 1]) == "compiled"
+
+
+@pytest.mark.parametrize("met", [{"allOf": [{"pattern": "x"}, {"pattern": "y"}]},
+                                 {"allOf": [{"format": "date"}, {"format": "email"}]}])
+def test_a_branch_whose_patterns_or_formats_met_is_negated_one_at_a_time(met):
+    """A ``oneOf`` of objects decided member by member leaves its branches' strings to a ``oneOf`` of
+    their own, each branch written without the other: the complement of a branch whose ``allOf``
+    met two patterns (or formats) is a string failing either (it was a TypeError on the pair)."""
+    schema = {"oneOf": [{"type": ["object", "string"], "properties": {"a": {"type": "integer"}}, **met},
+                        {"type": ["object", "string"], "properties": {"a": {"type": "string"}}, "pattern": "z"}]}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    for value in ["xy", "xyz", "z", "x", "", "yx", "zxy", "2020-01-01", "a@b.c", "z@b.c", {"a": 1}, {"a": "s"}, {}]:
+        text = json.dumps(value, separators=(",", ":"))
+        assert grammar.accepts(text) == oracle.is_valid(value), text
+    assert grammar.find_trap(500) is None
