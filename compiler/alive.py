@@ -36,10 +36,12 @@ from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
 from .formats import UNCOMPLEMENTED
+from .ir import ABSENT, ObjectRules, says_only
 from .merge import both, constraints, is_trivial
 from .one_of import exact_branches, overlaps
 from .validation import Validator
 
+_LITERAL_FIELDS = frozenset(("types", "enum", "const"))  # a schema whose literals ``_literal_test`` looks up
 PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties"})
 OTHER_TYPES_WORDS = STRING_WORDS | NUMBER_WORDS | ARRAY_WORDS | {"format"}  # what holds of other types alone
 MAX_LEAVES = 64          # object schemas the branches meet out into
@@ -217,15 +219,15 @@ class AliveObjects:
         """The places of the object and their moves, from the start; ``accept(satisfied)``: whether
         ``}`` may close where the leaves ``satisfied`` hold; ``empty``: why none can; ``needed``: leaves
         of which one must stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
-        extra = not self.options.strict
-        said = [[leaf.get("properties", {}).get(n, leaf.get("additionalProperties", extra)) for leaf in leaves]
+        objs = [self.reader.of(leaf).object or ObjectRules() for leaf in leaves]
+        said = [[obj.properties[n].source if n in obj.properties else self.additional(obj) for obj in objs]
                 for n in names]  # per name, what each leaf says of its value
-        beyond = [leaf.get("additionalProperties", extra) for leaf in leaves]
-        requires = [sum(1 << k for k, leaf in enumerate(leaves) if n in leaf.get("required", ())) for n in names]
+        beyond = [self.additional(obj) for obj in objs]
+        requires = [sum(1 << k for k, obj in enumerate(objs) if n in obj.required) for n in names]
         any_order = self.options.property_order == "any" and 0 < len(names) <= ANY_ORDER_MAX
         everyone = (1 << len(leaves)) - 1
-        least = [count_of(leaf.get("minProperties"), "minProperties", slot) for leaf in leaves]
-        most = [count_of(leaf.get("maxProperties"), "maxProperties", slot) for leaf in leaves]
+        least = [count_of(obj.min_properties, "minProperties", slot) for obj in objs]
+        most = [count_of(obj.max_properties, "maxProperties", slot) for obj in objs]
         cap = max([1] + least + [m + 1 for m in most if m is not None])
         short = [_union(1 << k for k in range(len(leaves)) if least[k] > c) for c in range(cap + 1)]
         over = [_union(1 << k for k in range(len(leaves)) if most[k] is not None and most[k] < c) for c in range(cap + 1)]
@@ -391,14 +393,13 @@ class AliveObjects:
         ``Validator``, the one judge of everything else (a thousand-value enum against a few
         schemas had cost jfrog-pipelines' compile half its time)."""
         judge = Validator(schema, dialect=self.options.dialect, document=self.doc).is_valid
-        rules = constraints(schema) if isinstance(schema, dict) else None
-        kinds = rules.get("type", "string") if rules else None
-        if not rules or not rules.keys() <= {"enum", "const", "type"} or rules.keys() <= {"type"} or "string" not in _listed(kinds):
+        node = self.reader.of(schema) if isinstance(schema, dict) else None
+        if node is None or not says_only(node, _LITERAL_FIELDS) or node.enum is None and node.const is ABSENT or (
+                node.types is not None and "string" not in node.types):
             return judge
-        values = rules.get("enum", []) if isinstance(rules.get("enum"), list) else []
-        strings = [v for v in values if isinstance(v, str)]
-        if "const" in rules:
-            strings = [rules["const"]] if isinstance(rules["const"], str) and ("enum" not in rules or rules["const"] in strings) else []
+        strings = [v for v in node.enum or () if isinstance(v, str)]
+        if node.const is not ABSENT:
+            strings = [node.const] if isinstance(node.const, str) and (node.enum is None or node.const in strings) else []
         strings = frozenset(strings)
         return lambda value: value in strings if isinstance(value, str) else judge(value)
 
@@ -411,8 +412,9 @@ class AliveObjects:
         while todo:
             case = todo.pop()
             if isinstance(case, dict):
-                todo += case.get("anyOf", [])
-                if any(f in UNCOMPLEMENTED for f in case.get("_not_formats", ())):
+                node = self.reader.of(case)
+                todo += [branch.source for branch in node.any_of or ()]
+                if node.string is not None and any(f in UNCOMPLEMENTED for f in node.string.not_formats):
                     raise _Refused
         return met is not False
 
