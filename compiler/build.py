@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
-from .keywords import MARKERS, TYPES, UNSUPPORTED
+from .keywords import MARKERS, ONE_SCHEMA_ORDER, SCHEMA_HOLDERS, TYPES, UNSUPPORTED
 from .refs import SchemaDocument, child, pointer_of
 from .values import finite_number, json_problems, non_negative_int
 
@@ -19,11 +19,10 @@ COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "ma
           "maxContains")
 BOUNDS = ("minimum", "maximum", "multipleOf")
 NUMERIC = frozenset(COUNTS + BOUNDS + ("exclusiveMinimum", "exclusiveMaximum"))
-SINGLE = ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames",
-          "unevaluatedProperties", "unevaluatedItems")
+SINGLE = tuple(key for key in ONE_SCHEMA_ORDER if key not in ("contentSchema", "items"))  # (items: one or a list)
 LISTS = ("allOf", "anyOf", "oneOf")
 DEPENDENT = ("dependentRequired", "dependentSchemas", "dependencies")
-SUBSCHEMA_KEYS = frozenset(("properties", "patternProperties", "items", "prefixItems") + SINGLE + LISTS + DEPENDENT)
+SUBSCHEMA_KEYS = SCHEMA_HOLDERS - {"$defs", "definitions", "contentSchema"} | {"dependentRequired"}  # what ``_subschemas`` reads
 STRING_WORDS = frozenset(("minLength", "maxLength", "pattern"))
 NUMBER_WORDS = frozenset(BOUNDS + ("exclusiveMinimum", "exclusiveMaximum"))
 OBJECT_WORDS = frozenset(("required", "minProperties", "maxProperties", "propertyNames", "properties",

@@ -20,10 +20,9 @@ IMPLEMENTED = frozenset({
 
 # Where subschemas live, by keyword: one schema, a list of schemas, or a name -> schema map (``items``
 # is one schema or, before 2020-12, a list; draft 7's ``dependencies`` maps a name to a schema or to names).
-ONE_SCHEMA = frozenset({
-    "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
-    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items",
-})
+ONE_SCHEMA_ORDER = ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
+                    "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contentSchema", "items")
+ONE_SCHEMA = frozenset(ONE_SCHEMA_ORDER)
 SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
                          "dependencies"})
