@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, says_only
+from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, lone_ref, says_only
 from .values import has_type, is_number, json_type
 from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
@@ -42,7 +42,7 @@ QUIET = {
     ArrayRules: frozenset({"min_items", "max_items", "rest", "contains", "contains_also"}),
 }
 LITERAL_QUIET = frozenset({"enum", "const", "types", "not_values"})  # an enum's values filtered by these
-_REF, _ANY_OF = frozenset({"ref_text"}), frozenset({"any_of"})
+_ANY_OF = frozenset({"any_of"})
 PRODUCT_MAX = 100_000  # ``chardfa.with_length`` and ``intersect`` refuse an automaton past it
 _BUSY = object()
 
@@ -216,7 +216,7 @@ class Deferral:
         if not all(says_only(part, QUIET[type(part)]) for part in (node, *_facets(node))):
             return False
         # met with siblings: merged (a reference maybe recursively)
-        if node.ref is not None and not says_only(node, _REF) or node.any_of is not None and not says_only(node, _ANY_OF):
+        if node.ref is not None and not lone_ref(node) or node.any_of is not None and not says_only(node, _ANY_OF):
             return False
         if node.formats and (len(node.formats) > 1 or not _plain_format(node.formats[0])):
             return False

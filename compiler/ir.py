@@ -117,6 +117,12 @@ NEVER.source = False
 
 
 _WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, not what it says (a $ref by its text)
+_REF_TEXT = frozenset({"ref_text"})
+
+
+def lone_ref(node: Node) -> bool:
+    """Whether ``node`` is a ``$ref`` and nothing else: the lowering calls its target in its place."""
+    return node.ref is not None and says_only(node, _REF_TEXT)
 
 
 def says_only(part, fields: frozenset) -> bool:

@@ -28,7 +28,7 @@ from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ABSENT, Node, ObjectRules
+from .ir import ABSENT, Node, ObjectRules, lone_ref
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -231,12 +231,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         """A schema that is only a ``$ref`` is its target: call the target's fragment directly, so
         a recursion level costs one frame, not two."""
         for _ in range(64):
-            if not (isinstance(schema, dict) and "$ref" in schema and isinstance(schema["$ref"], str)):
+            if not (isinstance(schema, dict) and "$ref" in schema and lone_ref(self.reader.of(schema))):
                 return schema, slot
-            rules = constraints(schema)
-            if len(rules) != 1:
-                return schema, slot
-            ref = rules["$ref"]
+            ref = schema["$ref"]
             pointer, schema = self.doc.resolve(ref, slot.pointer)
             slot = Slot(pointer, slot.via + (ref,))
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)

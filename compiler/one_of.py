@@ -13,7 +13,7 @@ read as nodes (``ir.Node``, ``build.Reader.of``), a lone ``$ref`` followed to it
 from __future__ import annotations
 
 from .errors import SchemaError
-from .ir import ABSENT, ANY, NEVER, Node, ObjectRules, says_only
+from .ir import ABSENT, ANY, NEVER, Node, ObjectRules, lone_ref, says_only
 from .merge import json_in
 from .values import json_equal
 from . import chardfa
@@ -56,13 +56,11 @@ def pinned_values(node: Node) -> list | None:
 def followed(node: Node) -> Node:
     """``node`` with a lone ``$ref`` followed (a chain of them), as the lowering calls the target."""
     for _ in range(FOLLOW_MAX):
-        if node.ref is None or not says_only(node, _REF_ALONE):
+        if not lone_ref(node):
             break
         node = node.ref
     return node
 
-
-_REF_ALONE = frozenset({"ref_text"})
 
 
 def _parts(node: Node) -> list:
