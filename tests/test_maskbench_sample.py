@@ -204,3 +204,27 @@ def test_collector_script_times_the_collections_beside_each_schemas_slowest_toke
     assert done.stdout.startswith("1 schemas walked"), done.stdout
     assert "a.json:" in done.stdout and "b.json" not in done.stdout
     assert re.search(r"afterwards: \d+ objects tracked, a full pass [\d.]+ ms", done.stdout), done.stdout
+
+
+def test_compare_runs_counts_like_for_like_and_lists_what_got_worse_first(tmp_path):
+    """``benchmarks/compare_runs.py``: outcomes of one run against another, validation errors on the
+    schemas both compiled (a schema compiled only by the new run does not count), what passed only
+    in the old run listed first; a token run is read per engine."""
+    def result(file, outcome, failing=0, message=None):
+        return {"file": file, "outcome": outcome, "failures": [{}] * failing, "message": message, "compile_ms": 1.0}
+
+    old = [result("a", "passing"), result("b", "compile_error", message="refused"), result("c", "validation_error", 1),
+           result("d", "passing")]
+    new = [result("a", "passing"), result("b", "validation_error", 2), result("c", "validation_error", 1),
+           result("d", "validation_error", 1)]
+    (tmp_path / "old.json").write_text(json.dumps({"mode": "text", "results": old}))
+    (tmp_path / "new.json").write_text(json.dumps({"mode": "tokens", "engines": {"constrain": {"results": new}}}))
+    done = benchmark_scripts.run("compare_runs", tmp_path / "old.json", tmp_path / "new.json")
+    assert done.returncode == 0, done.stderr
+    assert "on the 3 schemas both compiled: validation errors 1 -> 2" in done.stdout
+    assert re.search(r"compile_error\s+0\s+0\s+1\n", done.stdout)  # b: refused, then validation errors
+    listed = done.stdout.split("schemas changed")[1]
+    assert listed.index("d: passing") < listed.index("b: compile_error")
+    assert "was: refused" in listed and "c:" not in listed
+    other = benchmark_scripts.run("compare_runs", tmp_path / "old.json", tmp_path / "new.json", "--engine", "llguidance")
+    assert other.returncode != 0 and "no engine 'llguidance'" in other.stderr
