@@ -62,7 +62,7 @@ BOOLEAN_MUTATIONS = [
     ("literals met after an allOf's unions", "compiler/lower.py",
      "first = literal or bool(own) and all(", "first = bool(own) and all("),
     ("a side's const beside its enum dropped in a meet", "compiler/merge.py",
-     "others = _literals(b)", 'others = b.get("enum", [b.get("const")])'),
+     "others = literal_values(read(b))", "others = read(b).enum or [read(b).const]"),
     ("multipleOf values met: the second dropped", "compiler/numbers.py",
      "math.lcm(*(p.numerator for p in parts))", "math.lcm(*(p.numerator for p in parts[:1]))"),
     ("an object literal's complement without its other keys", "compiler/boolean.py",

@@ -26,7 +26,8 @@ from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import is_trivial, json_in, may_meet
+from .merge import is_trivial, may_meet
+from .values import json_in
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
 

@@ -20,6 +20,8 @@ the lowering's own words (``keywords.MARKERS``), here the fields marked "a compl
 
 from __future__ import annotations
 
+from .values import json_equal
+
 ABSENT = object()
 """``Node.const`` where the schema has no ``const`` (None is the JSON value null)."""
 
@@ -118,6 +120,15 @@ NEVER.source = False
 
 _WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, not what it says (a $ref by its text)
 _REF_TEXT = frozenset({"ref_text"})
+
+
+def literal_values(node: Node) -> list | None:
+    """The values ``enum`` and ``const`` allow together (None: neither is there)."""
+    if node.enum is None and node.const is ABSENT:
+        return None
+    if node.enum is None:
+        return [node.const]
+    return list(node.enum) if node.const is ABSENT else [v for v in node.enum if json_equal(v, node.const)]
 
 
 def lone_ref(node: Node) -> bool:

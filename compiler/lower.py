@@ -25,10 +25,10 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import branches_of, constraints, exactly_one, implied, is_trivial, json_in, may_meet, merge
+from .merge import branches_of, constraints, exactly_one, implied, is_trivial, may_meet, merge
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ABSENT, Node, ObjectRules, lone_ref
+from .ir import ABSENT, Node, ObjectRules, literal_values, lone_ref
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -288,7 +288,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # write schemas are handed the keywords
         node = self.reader.of(schema if rules is own else rules)
         if node.enum is not None or node.const is not ABSENT:  # each value judged against all the rest (``literals``)
-            return self.literals(rules, slot, src, dst)
+            return self.literals(rules, node, slot, src, dst)
         if node.ref is not None:
             ref = node.ref_text
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
@@ -481,11 +481,10 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return merged
 
     # -- literals -------------------------------------------------------------------------------
-    def literals(self, rules: dict, slot: Slot, src: int, dst: int) -> None:
-        values = list(rules.pop("enum")) if "enum" in rules else None
-        if "const" in rules:
-            const = rules.pop("const")
-            values = [const] if values is None or json_in(const, values) else []
+    def literals(self, rules: dict, node: Node, slot: Slot, src: int, dst: int) -> None:
+        """The values ``node``'s ``enum`` and ``const`` allow, each judged against the rest of ``rules``."""
+        values = literal_values(node)
+        rules = {k: v for k, v in rules.items() if k not in ("enum", "const")}  # (``rules`` was read: not changed)
         numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
         values = [v for v in values if not is_number(v)]
         if rules:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)

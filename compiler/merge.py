@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .values import json_equal
+from .ir import literal_values
+from .values import json_equal, json_in
 from .errors import UnsupportedKeyword
 from .keywords import ANNOTATIONS, MARKERS, VOCABULARY
 
@@ -50,10 +51,6 @@ def may_meet(schema) -> bool:
     an ``anyOf`` beside other keywords at its top."""
     return isinstance(schema, dict) and (
         "allOf" in schema or "not" in schema or "oneOf" in schema or "anyOf" in schema and len(schema) > 1)
-
-
-def json_in(value, values) -> bool:
-    return any(json_equal(value, v) for v in values)
 
 
 def both(a, b):
@@ -192,9 +189,9 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
         else:
             raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
     if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        others = _literals(b)
+        others = literal_values(read(b))
         out.pop("const", None)
-        out["enum"] = [v for v in _literals(a) if json_in(v, others)]
+        out["enum"] = [v for v in literal_values(read(a)) if json_in(v, others)]
     if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
         _merge_counts(a, b, out)
     if "properties" in a or "properties" in b:
@@ -218,14 +215,6 @@ def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], match
     if _types(out) == {"object"} and any(rules_out(out, name) for name in out.get("required", ())):
         return False  # a name required and ruled out: no object
     return out
-
-
-def _literals(side: dict) -> list:
-    """The values a schema's ``enum`` and ``const`` allow together (a side may hold both)."""
-    values = side.get("enum")
-    if "const" in side:
-        values = [side["const"]] if values is None or json_in(side["const"], values) else []
-    return values
 
 
 def rules_out(rules: dict, name) -> bool:

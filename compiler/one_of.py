@@ -13,9 +13,8 @@ read as nodes (``ir.Node``, ``build.Reader.of``), a lone ``$ref`` followed to it
 from __future__ import annotations
 
 from .errors import SchemaError
-from .ir import ABSENT, ANY, NEVER, Node, ObjectRules, lone_ref, says_only
-from .merge import json_in
-from .values import json_equal
+from .ir import ANY, NEVER, Node, ObjectRules, literal_values, lone_ref, says_only
+from .values import json_in
 from . import chardfa
 from .regex import either_dfa
 
@@ -31,15 +30,6 @@ def _kind(value) -> str:
     if isinstance(value, (int, float)):
         return "number"
     return {str: "string", list: "array", dict: "object"}[type(value)]
-
-
-def literal_values(node: Node) -> list | None:
-    """The values ``enum`` and ``const`` allow together (None: neither is there)."""
-    if node.enum is None and node.const is ABSENT:
-        return None
-    if node.enum is None:
-        return [node.const]
-    return list(node.enum) if node.const is ABSENT else [v for v in node.enum if json_equal(v, node.const)]
 
 
 def pinned_values(node: Node) -> list | None:

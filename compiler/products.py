@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .ir import NEVER, Node, ObjectRules, says_only
-from .one_of import literal_values, pinned_values
+from .ir import NEVER, Node, ObjectRules, literal_values, says_only
+from .one_of import pinned_values
 
 # names required; per name, the literals its value may be (a superset) and those it may not be, as keys
 Facts = tuple[frozenset, dict, dict]

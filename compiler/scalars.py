@@ -16,8 +16,8 @@ from .context import REGEX_DIALECT, where
 from .counting import FOREVER_MAX, by_target, counted, counted_group, template
 from .errors import SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .formats import CHECKED_BUT_OPEN, UNCOMPLEMENTED, format_terms
-from .merge import json_in
-from .one_of import literal_values
+from .values import json_in
+from .ir import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import either_dfa, pattern_dfa, pattern_terms

@@ -57,6 +57,11 @@ def json_equal(a, b) -> bool:
     return True
 
 
+def json_in(value, values) -> bool:
+    """Whether ``value`` equals one of ``values`` as JSON compares them."""
+    return any(json_equal(value, v) for v in values)
+
+
 def json_type(x) -> str | None:
     """The JSON type of a Python value (``integer`` for an int, None for what JSON cannot write)."""
     if x is None:
