@@ -22,28 +22,35 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict, annotated: bool = False) -> dict:
-    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases.
-    ``annotated``: a dependency's case also requires its name, so that the case passes only where
-    the keyword applied (what the case evaluates counts only then: ``unevaluated.py``)."""
+def expand(rules: dict, read) -> dict:
+    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases
+    (``conditional_parts`` of its node, ``read(rules)``)."""
     if not any(key in rules for key in CONDITIONAL):
         return rules
-    rules = dict(rules)
-    parts = list(rules.pop("allOf", []))
-    if "if" in rules:
-        test, then, else_ = rules.pop("if"), rules.pop("then", True), rules.pop("else", True)
-        parts.append({"anyOf": [{"allOf": [test, then]}, {"allOf": [{"not": test}, else_]}]})
-    rules.pop("then", None), rules.pop("else", None)  # without 'if' they do nothing
-    for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
-        for name, need in (rules.pop(keyword, None) or {}).items():
-            absent = {"properties": {name: False}}  # non-objects pass both branches' keywords
-            present = {"required": need} if isinstance(need, list) else need
-            if annotated:
-                present = {"required": [name], "allOf": [present]}
-            parts.append({"anyOf": [absent, present]})
+    node = read(rules)
+    rules = {key: value for key, value in rules.items() if key not in CONDITIONAL}  # (``then``, ``else`` without ``if`` do nothing)
+    parts = [*rules.pop("allOf", []), *conditional_parts(node)]
     if parts:
         rules["allOf"] = parts
     return rules
+
+
+def conditional_parts(node: Node, annotated: bool = False) -> list:
+    """``node``'s ``if``/``then``/``else`` and dependencies, each an ``anyOf`` of its cases.
+    ``annotated``: a dependency's case also requires its name, so that the case passes only where
+    the keyword applied (what the case evaluates counts only then: ``unevaluated.py``)."""
+    parts = []
+    if node.if_ is not None:
+        test = node.if_.source
+        then, else_ = (True if sub is None else sub.source for sub in (node.then, node.else_))
+        parts.append({"anyOf": [{"allOf": [test, then]}, {"allOf": [{"not": test}, else_]}]})
+    for name, need in node.object.dependent if node.object is not None else ():
+        absent = {"properties": {name: False}}  # non-objects pass both branches' keywords
+        present = {"required": need} if isinstance(need, list) else need.source
+        if annotated:
+            present = {"required": [name], "allOf": [present]}
+        parts.append({"anyOf": [absent, present]})
+    return parts
 
 
 class Complement:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .boolean import expand
+from .boolean import conditional_parts
 from .errors import UnsupportedKeyword
-from .merge import both, constraints, is_trivial
+from .ir import ArrayRules, Node, ObjectRules
+from .merge import both, is_trivial
 from .refs import child
 
 KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
@@ -64,24 +65,22 @@ class Evaluation:
     """``rewrite(rules, where)``: the keywords ``rules`` (of the schema at pointer ``where``
     in ``document``, before ``expand``) with the unevaluated keywords replaced by ``allOf`` parts."""
 
-    def __init__(self, document):
+    def __init__(self, document, read):
         self.doc = document
-
-    def expand(self, schema) -> dict:
-        return expand(constraints(schema), annotated=True)
+        self.read = read  # a schema's node (``build.Reader.of``)
 
     def rewrite(self, rules: dict, where: str) -> dict:
         if not any(k in rules for k in KEYWORDS):
             return rules
+        node = self.read(rules)
         rest = {k: v for k, v in rules.items() if k not in KEYWORDS}
         parts = list(rest.get("allOf", ()))
-        expanded = expand(rest, annotated=True)
         for keyword in KEYWORDS:
             if keyword not in rules or is_trivial(rules[keyword]):
                 continue
             self._at = child(where, keyword)
             limit = self.limit_properties if keyword == "unevaluatedProperties" else self.limit_items
-            cases = self.cases(expanded, keyword, where, 0)
+            cases = self.cases(node, keyword, where, 0, own=False)
             options = [both(cond, limit(seen, rules[keyword])) for cond, seen in cases]
             if any(o is True for o in options):
                 continue
@@ -106,30 +105,31 @@ class Evaluation:
         return {"prefixItems": [True] * seen.prefix, "items": rest} if seen.prefix else {"items": rest}
 
     # -- cases ------------------------------------------------------------------------------------
-    def own(self, rules: dict, keyword: str) -> Seen:
+    def evaluated(self, node: Node, keyword: str, own: bool) -> Seen:
+        """What ``node``'s own keywords evaluate for ``keyword`` (``own``: its own ``keyword`` too,
+        which evaluates everything where it sits below the schema being rewritten)."""
         if keyword == "unevaluatedProperties":
-            return Seen(names=tuple(rules.get("properties", {})), patterns=tuple(rules.get("patternProperties", {})),
-                        everything="additionalProperties" in rules or keyword in rules)
-        items = rules.get("items")
-        if isinstance(items, list):  # drafts before 2020-12
-            return Seen(prefix=len(items), everything="additionalItems" in rules or keyword in rules)
-        contains = (rules["contains"],) if "contains" in rules and self.doc.contains_evaluates else ()
-        return Seen(prefix=len(rules.get("prefixItems", ())), contains=contains,
-                    everything="items" in rules or keyword in rules)
+            obj = node.object or ObjectRules()
+            return Seen(names=tuple(obj.properties), patterns=tuple(p for p, _ in obj.pattern_properties),
+                        everything=obj.additional is not None or own and node.unevaluated_properties is not None)
+        arr = node.array or ArrayRules()
+        contains = (arr.contains.source,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()
+        return Seen(prefix=len(arr.prefix), contains=contains,  # (a list ``items``: the rest is additionalItems)
+                    everything=arr.rest is not None or own and node.unevaluated_items is not None)
 
-    def cases(self, rules: dict, keyword: str, where: str, depth: int) -> list:
-        """The (condition, Seen) cases of ``rules`` (expanded; the schema at ``where``) for ``keyword``."""
+    def cases(self, node: Node, keyword: str, where: str, depth: int, own: bool = True) -> list:
+        """The (condition, Seen) cases of ``node`` (the schema at ``where``) for ``keyword``."""
         if depth > MAX_DEPTH:
             raise UnsupportedKeyword(self._at, keyword, f"in-place subschemas nested over {MAX_DEPTH} deep")
-        out = [(True, self.own(rules, keyword))]
-        if "$ref" in rules:
-            target_pointer, target = self.doc.resolve(rules["$ref"], where)
+        out = [(True, self.evaluated(node, keyword, own))]
+        if node.ref is not None:
+            target_pointer, target = self.doc.resolve(node.ref_text, where)
             out = self.product(out, self.of(target, keyword, target_pointer, depth + 1))
-        for i, part in enumerate(rules.get("allOf", ())):
+        for i, part in enumerate([part.source for part in node.all_of] + conditional_parts(node, annotated=True)):
             out = self.product(out, self.of(part, keyword, child(where, "allOf", i), depth + 1))
-        for applicator in ("anyOf", "oneOf"):
+        for applicator, listed in (("anyOf", node.any_of), ("oneOf", node.one_of)):
             branches = [[(both(b, cond), seen) for cond, seen in self.of(b, keyword, child(where, applicator, i), depth + 1)]
-                        for i, b in enumerate(rules.get(applicator, ()))]
+                        for i, b in enumerate(branch.source for branch in listed or ())]
             options = [(True, Seen())]
             for branch in branches:
                 if all(seen.empty for _, seen in branch):
@@ -144,7 +144,7 @@ class Evaluation:
             return [(True, Seen())]
         if schema is False or not isinstance(schema, dict):
             return []  # no instance passes (a malformed schema is reported by the lowering)
-        return self.cases(self.expand(schema), keyword, where, depth)
+        return self.cases(self.read(schema), keyword, where, depth)
 
     def product(self, left: list, right: list) -> list:
         if len(left) * len(right) > 4 * MAX_CASES:  # before the quadratic pruning below
