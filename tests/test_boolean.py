@@ -783,3 +783,33 @@ def test_a_branch_whose_patterns_or_formats_met_is_negated_one_at_a_time(met):
         text = json.dumps(value, separators=(",", ":"))
         assert grammar.accepts(text) == oracle.is_valid(value), text
     assert grammar.find_trap(500) is None
+
+
+_MULTI_TYPED = st.tuples(
+    st.lists(st.sampled_from(["object", "string", "number", "integer", "array", "null"]), min_size=2, max_size=3, unique=True),
+    st.sampled_from([{}, {"format": "date"}, {"pattern": "^a"}, {"minLength": 2}, {"properties": {"a": {"format": "date"}}},
+                     {"allOf": [{"pattern": "a"}, {"pattern": "b"}]}, {"allOf": [{"format": "date"}, {"maxLength": 10}]},
+                     {"required": ["a"]}, {"multipleOf": 2, "allOf": [{"multipleOf": 3}]}]),
+).map(lambda t: {"type": t[0], **t[1]})
+_FORMATTED = ["2020-01-01", "x@y.z", {"a": "2020-01-01"}, [None], 6, 4]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.recursive(leaf | _MULTI_TYPED, combine, max_leaves=6), st.booleans())
+def test_branches_of_several_types_agree_with_jsonschema_and_its_formats(schema, below):
+    """Branches that allow objects beside other types (a ``oneOf`` of objects decided member by
+    member lowers the other types apart), with patterns, formats and steps met in an ``allOf``:
+    exact against python-jsonschema asserting formats, at the top and one level down."""
+    schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]} if below else schema
+    oracle = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    try:
+        grammar = constrain.compile(schema, property_order="any", whitespace="compact", cache=False)
+    except constrain.Unsatisfiable:
+        assert not any(oracle.is_valid(v) for v in UNIVERSE + _FORMATTED), schema
+        return event("unsatisfiable")
+    except (constrain.UnsupportedKeyword, constrain.SchemaTooComplex):
+        return event("refused")
+    for value in UNIVERSE + _FORMATTED:
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), (schema, value)
+    assert grammar.find_trap(500) is None, schema
+    event("compiled")
