@@ -92,12 +92,13 @@ class Complement:
         of a type ``node.types`` does not list holds of every value it does list: ``not (type and
         it)`` is ``not type``, so it adds nothing."""
         kinds = None if node.types is None else {"number" if t == "integer" else t for t in node.types}
-        out = [] if node.types is None else self.types(node.types)
-        out += [{"_not_values": list(values)} for values in (node.enum, None if node.const is ABSENT else [node.const])
-                if values is not None]  # an array or object among them: ``unequal`` where one is lowered
+
         def speaks(kind) -> bool:
             return kinds is None or kind in kinds
 
+        out = [] if node.types is None else self.types(node.types)
+        out += [{"_not_values": list(values)} for values in (node.enum, None if node.const is ABSENT else [node.const])
+                if values is not None]  # an array or object among them: ``unequal`` where one is lowered
         if node.number is not None and speaks("number"):
             out += self.numbers(node.number)
         if node.string is not None and speaks("string"):
