@@ -120,6 +120,7 @@ NEVER.source = False
 
 _WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, not what it says (a $ref by its text)
 _REF_TEXT = frozenset({"ref_text"})
+FOLLOW_MAX = 64  # lone references followed in a row (``build`` refuses a loop of them)
 
 
 def literal_values(node: Node) -> list | None:

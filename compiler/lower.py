@@ -28,7 +28,7 @@ from .keywords import TYPES
 from .merge import branches_of, constraints, exactly_one, implied, is_trivial, may_meet, merge
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ABSENT, Node, ObjectRules, literal_values, lone_ref
+from .ir import ABSENT, FOLLOW_MAX, Node, ObjectRules, literal_values, lone_ref
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -230,7 +230,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def follow_refs(self, schema, slot: Slot):
         """A schema that is only a ``$ref`` is its target: call the target's fragment directly, so
         a recursion level costs one frame, not two."""
-        for _ in range(64):
+        for _ in range(FOLLOW_MAX):
             if not (isinstance(schema, dict) and "$ref" in schema and lone_ref(self.reader.of(schema))):
                 return schema, slot
             ref = schema["$ref"]

@@ -13,13 +13,12 @@ read as nodes (``ir.Node``, ``build.Reader.of``), a lone ``$ref`` followed to it
 from __future__ import annotations
 
 from .errors import SchemaError
-from .ir import ANY, NEVER, Node, ObjectRules, literal_values, lone_ref, says_only
+from .ir import ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, says_only
 from .values import json_in
 from . import chardfa
 from .regex import either_dfa
 
 KINDS = ("null", "boolean", "object", "array", "string", "number")
-FOLLOW_MAX = 64  # lone references followed in a row (``build`` refuses a loop of them)
 
 
 def _kind(value) -> str:
