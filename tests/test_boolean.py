@@ -813,3 +813,16 @@ def test_branches_of_several_types_agree_with_jsonschema_and_its_formats(schema,
         assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), (schema, value)
     assert grammar.find_trap(500) is None, schema
     event("compiled")
+
+
+@pytest.mark.parametrize("negated", [{"minimum": 5, "exclusiveMinimum": True}, {"maximum": 5, "exclusiveMaximum": True},
+                                     {"minimum": 5, "exclusiveMinimum": False}, {"maximum": 5},
+                                     {"minimum": 1, "maximum": 5, "exclusiveMaximum": True}])
+def test_not_of_draft4_bounds_reads_each_flag_on_its_bound(negated):
+    """Draft 4's boolean exclusive bounds, negated: the complement reads the bound the flag makes
+    exclusive (or not) from the node, so ``not {minimum: 5, exclusiveMinimum: true}`` holds 5."""
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "not": negated}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft4Validator(schema)
+    for value in [0, 1, 4, 4.5, 5, 5.0, 5.5, 6, "a", None]:
+        assert grammar.accepts(json.dumps(value)) == oracle.is_valid(value), value
