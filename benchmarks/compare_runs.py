@@ -23,13 +23,18 @@ OUTCOMES = ("passing", "compile_error", "validation_error", "invalidation_error"
 
 def load(path: str, engine: str) -> dict[str, dict]:
     """File name -> that schema's result, from a text run or one engine of a token run."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if data.get("mode") == "tokens":
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{path}: not a maskbench.py --json file ({exc})") from None
+    if isinstance(data, dict) and data.get("mode") == "tokens":
         if engine not in data["engines"]:
             raise SystemExit(f"{path}: no engine {engine!r} (it has {', '.join(data['engines'])})")
         results = data["engines"][engine]["results"]
-    else:
+    elif isinstance(data, dict) and "results" in data:
         results = data["results"]
+    else:
+        raise SystemExit(f"{path}: not a maskbench.py --json file (no results)")
     return {r["file"]: r for r in results}
 
 

@@ -217,6 +217,8 @@ EVALUATION_MUTATIONS = [
      "everything=obj.additional is not None)"),
     ("relative $ref left relative", "compiler/refs.py",
      "node[word] = _join(base, node[word])", "pass"),
+    ("a $ref made absolute under a relative base joined again", "compiler/refs.py",
+     "if self.has_ids and uri not in self._resources and not ref.startswith", "if False and uri not in self._resources and not ref.startswith"),
     ("a $ref keeps its siblings in a draft 7 document", "compiler/refs.py",
      '({"$ref": node["$ref"]} if self.ref_alone and "$ref" in node else node).items()', "node.items()"),
     ("another draft's words read", "compiler/refs.py", "if key not in self.ignored:\n", "if True:\n"),

@@ -329,6 +329,11 @@ class SchemaDocument:
         if not isinstance(ref, str):
             raise InvalidSchema(pointer, f"{word} must be a string, not {type(ref).__name__}", via)
         uri, fragment = _defrag(_join(self.base_uri(pointer) if base is None else base, ref))
+        if self.has_ids and uri not in self._resources and not ref.startswith("#") and _defrag(ref)[0] in self._resources:
+            # made absolute where it is written, at load (``_absolute_refs``): under a relative base
+            # URI (an `$id` of "sub/a" in a document with none) it stays relative, and joined again
+            # its path doubles ("sub/sub/a")
+            uri, fragment = _defrag(ref)
         if uri in self._ambiguous:
             raise InvalidSchema(pointer, f"unresolvable {word} {ref!r} ({uri!r} is declared twice)", via)
         resource = self._resources.get(uri)

@@ -1,6 +1,8 @@
 """Behaviour of in-document `$ref` resolution and schema loading."""
 
 import json
+
+import jsonschema
 import pytest
 
 import constrain
@@ -68,6 +70,21 @@ def test_relative_id_without_absolute_base():
     """A relative `$id` with no root base still names a resource that relative refs can reach."""
     schema = {"$defs": {"i": {"$id": "item.json", "type": "array"}}, "items": {"$ref": "item.json"}}
     assert SchemaDocument(schema).resolve("item.json", "/items")[0] == "/$defs/i"
+
+
+def test_a_ref_inside_a_relative_resource_resolves_there():
+    """A `$ref` written inside a resource named by a relative `$id` (the document has no base URI)
+    is made absolute at load against "sub/a", which leaves it relative: resolved, it must name that
+    resource, not "sub/sub/a" (a remote reference, refused). Compiled and validated as
+    python-jsonschema reads it: the pointer is the resource's own, not the root's."""
+    schema = {"$defs": {"a": {"$id": "sub/a", "$defs": {"x": {"type": "integer"}}, "properties": {"p": {"$ref": "#/$defs/x"}}},
+                        "x": {"type": "string"}},
+              "properties": {"q": {"$ref": "#/$defs/a"}}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    for value in ({"q": {"p": 1}}, {"q": {"p": "s"}}, {"q": {}}):
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), value
+        assert (constrain.validate(value, schema) == []) == oracle.is_valid(value), value
 
 
 def test_urn_base_keeps_fragment_refs_inside():
