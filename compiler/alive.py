@@ -36,7 +36,7 @@ from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
 from .formats import UNCOMPLEMENTED
-from .ir import ABSENT, ObjectRules, says_only
+from .ir import ObjectRules, literal_values, says_only
 from .merge import both, constraints, is_trivial
 from .one_of import exact_branches, overlaps
 from .validation import Validator
@@ -394,13 +394,10 @@ class AliveObjects:
         schemas had cost jfrog-pipelines' compile half its time)."""
         judge = Validator(schema, dialect=self.options.dialect, document=self.doc).is_valid
         node = self.reader.of(schema) if isinstance(schema, dict) else None
-        if node is None or not says_only(node, _LITERAL_FIELDS) or node.enum is None and node.const is ABSENT or (
-                node.types is not None and "string" not in node.types):
+        values = literal_values(node) if node is not None and says_only(node, _LITERAL_FIELDS) else None
+        if values is None or node.types is not None and "string" not in node.types:
             return judge
-        strings = [v for v in node.enum or () if isinstance(v, str)]
-        if node.const is not ABSENT:
-            strings = [node.const] if isinstance(node.const, str) and (node.enum is None or node.const in strings) else []
-        strings = frozenset(strings)
+        strings = frozenset(v for v in values if isinstance(v, str))
         return lambda value: value in strings if isinstance(value, str) else judge(value)
 
     def _may_hold(self, region, slot: Slot) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .context import Slot
 from .errors import UnsupportedKeyword
-from .ir import ABSENT, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
+from .ir import NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values
 from .merge import is_trivial
 from .one_of import KINDS
 from .validator_formats import INTEGER_FORMATS
@@ -97,8 +97,8 @@ class Complement:
             return kinds is None or kind in kinds
 
         out = [] if node.types is None else self.types(node.types)
-        out += [{"_not_values": list(values)} for values in (node.enum, None if node.const is ABSENT else [node.const])
-                if values is not None]  # an array or object among them: ``unequal`` where one is lowered
+        values = literal_values(node)  # an array or object among them: ``unequal`` where one is lowered
+        out += [] if values is None else [{"_not_values": values}]
         if node.number is not None and speaks("number"):
             out += self.numbers(node.number)
         if node.string is not None and speaks("string"):
