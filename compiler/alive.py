@@ -88,7 +88,7 @@ class AliveObjects:
             base = {k: v for k, v in rules.items() if k != "oneOf"}
             leaves, owner, others = self._leaves(base, rules["oneOf"], lambda i: slot.at("oneOf", i))
             others = self._others(others, slot)
-            choice = self._decide(_names(rules, "oneOf", leaves), leaves, owner, slot, others, _exactly_one(owner),
+            choice = self._decide(_names(rules, self.reader.of(rules).one_of_first, leaves), leaves, owner, slot, others, _exactly_one(owner),
                                   "no object meets exactly one oneOf branch (those that hold hold together)")
         except (_Refused, SchemaError, RecursionError):
             return None
@@ -144,7 +144,7 @@ class AliveObjects:
                 return None
             needed = (1 << len(ours)) - 1
             accept = _not_one(owner, needed) if word == "oneOf" else _none(needed)
-            choice = self._decide(_names(rules, "not", leaves), leaves, owner, slot, others, accept,
+            choice = self._decide(_names(rules, False, leaves), leaves, owner, slot, others, accept,
                                   "no object meets the rest and fails the 'not'", needed)
         except (_Refused, SchemaError, RecursionError):
             return None
@@ -478,15 +478,15 @@ def _none(needed: int):
     return accept
 
 
-def _names(rules: dict, word: str, leaves: list) -> list:
+def _names(rules: dict, theirs_first: bool, leaves: list) -> list:
     """The names of the leaves in the order the schema writes them: its own ``properties`` before or
-    after the branches' as its keywords come (a ``oneOf`` written first brings its names first;
-    the names a ``not`` speaks of come last, wherever it is written), the branches' in an order
-    that keeps each branch's own where they agree (``_merged``)."""
+    after the branches' as its keywords come (``theirs_first``: a ``oneOf`` written first brings its
+    names first; the names a ``not`` speaks of come last, wherever it is written), the branches' in
+    an order that keeps each branch's own where they agree (``_merged``)."""
     own = list(rules["properties"]) if isinstance(rules.get("properties"), dict) else []
     theirs = _merged([[n for n in dict.fromkeys([*leaf.get("properties", {}), *leaf.get("required", [])]) if n not in own]
                       for leaf in leaves])
-    if word == "oneOf" and "properties" in rules and list(rules).index("properties") > list(rules).index(word):
+    if theirs_first:
         return list(dict.fromkeys(theirs + own))
     return list(dict.fromkeys(own + theirs))
 

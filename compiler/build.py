@@ -14,6 +14,7 @@ from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRu
 from .keywords import MARKERS, ONE_SCHEMA_ORDER, SCHEMA_HOLDERS, TYPES, UNSUPPORTED
 from .refs import SchemaDocument, child, pointer_of
 from .values import finite_number, json_problems, non_negative_int
+from .words import words
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
           "maxContains")
@@ -118,6 +119,15 @@ class Reader:
         if self._pending:
             self.run()
         return found
+
+    def schema_of(self, node: Node):
+        """The schema object of ``node`` (``words.words``): as read, or written now in the
+        lowering's words, and known from now on as ``node``'s (a node the meet made)."""
+        return words(node, self._known)
+
+    def _known(self, value: dict, node: Node) -> None:
+        self._by_id[id(value)] = node
+        self.nodes.append(node)  # (keeps ``value`` alive, so its id stays its own)
 
     def run(self) -> None:
         """Read every pending node (and what it reaches), then refuse a ``$ref`` loop."""
@@ -296,6 +306,7 @@ class Reader:
                     node.any_of = branches
                 else:
                     node.one_of = branches
+                    node.one_of_first = "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf")
 
     def _marked(self, node: Node, rules: dict) -> None:
         """Read the leaves of a complement the lowering wrote in its own words (``boolean.py``)."""

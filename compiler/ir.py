@@ -100,6 +100,7 @@ class Node:
     all_of: list = []
     any_of: list | None = None
     one_of: list | None = None
+    one_of_first = False               # ``oneOf`` written before ``properties``: its names come first (``alive.py``)
     not_: Node | None = None
     if_: Node | None = None
     then: Node | None = None
@@ -140,17 +141,18 @@ def lone_ref(node: Node) -> bool:
 def says_only(part, fields: frozenset) -> bool:
     """Whether a node or a facet says nothing but in ``fields`` (``said``, without building it)."""
     kind = type(part)
-    return all(field in fields or not _says(kind, field, value) for field, value in vars(part).items())
+    return all(field in fields or not says(kind, field, value) for field, value in vars(part).items())
 
 
 def said(part) -> dict:
     """The fields of a node or a facet that say something: set, and not to their class default
     (a ``const`` of ``false`` or ``null`` says something: ``ABSENT`` is the default there)."""
     kind = type(part)
-    return {field: value for field, value in vars(part).items() if _says(kind, field, value)}
+    return {field: value for field, value in vars(part).items() if says(kind, field, value)}
 
 
-def _says(kind: type, field: str, value) -> bool:
+def says(kind: type, field: str, value) -> bool:
+    """Whether ``value`` in ``field`` of a ``kind`` (a node or facet class) says something (``said``)."""
     if field in _WHERE:
         return False
     default = getattr(kind, field)

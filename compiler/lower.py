@@ -406,7 +406,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         choice = self.objects_alive(rules, slot)
         if choice is not None:
             return choice
-        return [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(exactly_one(branches, overlaps(met, self.reader.of)))]
+        alone = exactly_one([self.reader.of(b) for b in branches], overlaps(met, self.reader.of))
+        return [self.meet(rest, self.reader.schema_of(b), slot.at("oneOf", i)) for i, b in enumerate(alone)]
 
     def outside(self, rules: dict, slot: Slot) -> list:
         """What ``rules`` without its ``not`` allows, met with each case of the complement of the
@@ -425,7 +426,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def all_of(self, rules: dict, slot: Slot):
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
         rules = dict(rules)
-        parts = [p for p in rules.pop("allOf") if not implied(rules, p)]  # (a oneOf's complements, mostly)
+        parts = rules.pop("allOf")
+        if parts and rules.get("type") in ("object", ["object"]):  # (a oneOf's complements, mostly)
+            parts = [p for p in parts if not implied(self.reader.of(rules), self.reader.of(p))]
         if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
             raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)
         # the branches first where one may bring names of its own (a base schema's properties
@@ -458,25 +461,24 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             return self.key_pattern(pattern, slot).matches(name)
 
         def resolve(s):  # each side's chain of references on its own: both may name the same target
-            seen: list[str] = []
-            s = constraints(s) if isinstance(s, dict) else s
+            seen: list[str] = []  # (a schema is read as it is, its annotations unread: no copy without them)
             while isinstance(s, dict) and "$ref" in s:
                 ref = s["$ref"]
                 if ref in seen or len(seen) > 32:
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference merged with other keywords", slot.via)
                 seen.append(ref)
                 target_pointer, target = self.doc.resolve(ref, slot.pointer)
-                rest = {k: v for k, v in s.items() if k != "$ref"}
+                rest = constraints({k: v for k, v in s.items() if k != "$ref"})
                 if target is False:
                     return False
                 if target is True:
                     s = rest
                     continue
-                target = self.expanded(constraints(target), target_pointer)
-                s = merge(rest, target, slot.pointer, lambda x: x, matches, self.reader.of) if rest else target
+                target = self.expanded(target, target_pointer)
+                s = merge(rest, target, slot.pointer, lambda x: x, matches, self.reader) if rest else target
             return s
 
-        merged = merge(a, b, slot.pointer, resolve, matches, self.reader.of, alike=not self.doc.has_ids)
+        merged = merge(a, b, slot.pointer, resolve, matches, self.reader, alike=not self.doc.has_ids)
         self._keep[id(merged)] = merged
         return merged
 

@@ -1,28 +1,28 @@
-"""``allOf`` (and a ``$ref`` with sibling keywords) folded into one schema, keyword by keyword.
+"""``allOf`` (and a ``$ref`` with sibling keywords) folded into one schema: the meet of two nodes.
 
-Each keyword has an exact meet: bounds take the tighter value, ``required`` and ``properties``
-unite, ``type`` and ``enum`` intersect, patterns, formats and ``multipleOf`` accumulate (the
-lowering intersects their automata), and where one side's patterns are not the other's, each
-side's ``additionalProperties`` stays its own (``_additional_unless``: the keys outside that side's
-patterns). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
-widening the language. Annotations and keywords outside the vocabularies are dropped.
+Each field has an exact meet: bounds take the tighter value, ``required`` and ``properties``
+unite, ``types`` and the literals intersect, patterns, formats and steps accumulate (the lowering
+intersects their automata), and where one side's patterns are not the other's, each side's
+``additionalProperties`` stays its own (``ObjectRules.additional_unless``: the keys outside that
+side's patterns). Subschemas in the same place meet lazily (``both_nodes``: an ``allOf`` of the
+two, met when lowered). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
+widening the language. ``merge`` is the meet for the lowering, which still hands schema objects
+about: it reads the two sides and writes their meet back (``words.py``).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .ir import literal_values
-from .values import json_equal, json_in
 from .errors import UnsupportedKeyword
+from .ir import ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, says, says_only
 from .keywords import ANNOTATIONS, MARKERS, VOCABULARY
+from .values import json_equal, json_in
 
 NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$schema", "$vocabulary",
                             "$comment"}
 CONSTRAINING = (VOCABULARY | MARKERS) - NOT_MERGED  # the words ``constraints`` keeps
-LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
-UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
-ACCUMULATED = ("pattern", "format", "multipleOf")  # kept as tuples; every entry applies
+PRODUCT_MAX = 256  # branches of two anyOf lists met
 
 
 def constraints(schema: dict) -> dict:
@@ -71,20 +71,10 @@ def both(a, b):
     return {"allOf": parts}
 
 
-def _negation_of(x, y) -> bool:
-    """Whether ``y`` is ``{"not": x}``, ``x`` written twice (a ``oneOf`` branch met with the
-    complement of another that says the same of a name): nothing satisfies both."""
-    return isinstance(y, dict) and y.keys() == {"not"} and isinstance(x, dict) and (y["not"] is x or json_equal(y["not"], x))
-
-
 def branches_of(schema) -> list:
     """The branches of a bare ``anyOf`` (a union that may join another list), else the schema alone."""
-    return schema["anyOf"] if _is_union(schema) else [schema]
-
-
-def _is_union(schema) -> bool:
-    """Only ``anyOf``: its branches may join another list."""
-    return isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(schema["anyOf"], list)
+    return schema["anyOf"] if isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(
+        schema["anyOf"], list) else [schema]
 
 
 def _is_meet(schema) -> bool:
@@ -96,8 +86,385 @@ def _kinds(schema) -> set[str] | None:
     """The JSON types a schema's own ``type`` keyword allows (None: any), integer counted as number."""
     if schema is False:
         return set()
-    declared = _types(schema) if isinstance(schema, dict) else None
-    return None if declared is None else {"number" if k == "integer" else k for k in declared}
+    t = schema.get("type") if isinstance(schema, dict) else None
+    return None if t is None else _kinds_of((t,) if isinstance(t, str) else t)
+
+
+def _kinds_of(types) -> set[str] | None:
+    return None if types is None else {"number" if k == "integer" else k for k in types}
+
+
+# -- the meet of nodes ----------------------------------------------------------------------------
+def trivial(node: Node) -> bool:
+    """Whether ``node`` allows every value: it says nothing, or its facets say nothing."""
+    if node is ANY:
+        return True
+    return node is not NEVER and says_only(node, _FACETS) and all(
+        part is None or says_only(part, _NOTHING) for part in (node.string, node.number, node.object, node.array))
+
+
+def both_nodes(a: Node, b: Node) -> Node:
+    """A subschema meeting ``a`` and ``b`` without meeting their fields yet (met when lowered):
+    an ``allOf`` of their parts, with the types both allow (read by later meets to drop
+    branches early)."""
+    if trivial(a):
+        return b
+    if trivial(b):
+        return a
+    if a is NEVER or b is NEVER:
+        return NEVER
+    out = Node()
+    # a meet of meets is one list (an anyOf product's branches meet one more case per fold: nested,
+    # 125 folds were 125 levels of lowering)
+    out.all_of = [*(a.all_of if _is_node_meet(a) else [a]), *(b.all_of if _is_node_meet(b) else [b])]
+    kinds = [k for k in (_kinds_of(a.types), _kinds_of(b.types)) if k is not None]
+    if kinds:
+        common = set.intersection(*kinds)
+        if not common:
+            return NEVER
+        out.types = tuple(sorted(common))
+    return out
+
+
+def rules_out(node: Node, name) -> bool:
+    """Whether ``node`` surely allows no member ``name``: its schema there is ``false``, or the
+    object is closed (``additionalProperties: false``, no key patterns) and does not name it."""
+    obj = node.object
+    if obj is None:
+        return False
+    if name in obj.properties:
+        return obj.properties[name] is NEVER
+    return obj.additional is NEVER and not obj.pattern_properties
+
+
+def implied(rules: Node, part: Node) -> bool:
+    """Whether the object-only ``rules`` surely satisfy ``part``: a union of which one branch only
+    rules out members ``rules`` rules out already (the complement of ``required`` beside a closed
+    object that does not name the name)."""
+    return rules.types == ("object",) and _is_union(part) and any(
+        said(b).keys() <= {"types", "object"} and _kinds_of(b.types) in (None, {"object"})
+        and b.object is not None and said(b.object).keys() == {"properties"}
+        and all(sub is NEVER and rules_out(rules, n) for n, sub in b.object.properties.items())
+        for b in part.any_of)
+
+
+def exactly_one(branches: list[Node], overlaps: list | None = None) -> list[Node]:
+    """``oneOf`` as a union of branches that exclude each other: branch i and not any other it
+    might overlap (``overlaps[i]``, all others when not given)."""
+    out = []
+    for i, b in enumerate(branches):
+        others = [o for j, o in enumerate(branches) if j != i and (overlaps is None or j in overlaps[i])]
+        if not others:
+            out.append(b)
+            continue
+        none = Node()
+        none.any_of = others
+        if b is not ANY and b is not NEVER and b.not_ is None and b.ref is None:
+            alone = _copy(b)  # beside the branch's own keywords, so its properties keep their place in the order
+            alone.not_ = none
+        else:
+            negated = Node()
+            negated.not_ = none
+            alone = Node()
+            alone.all_of = [b, negated]
+        out.append(alone)
+    return out
+
+
+def merge(a, b, pointer: str, resolve: Callable, matches: Callable[[str, str], bool], reader,
+          alike: bool = False) -> dict | bool:
+    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
+    name)`` tells whether a patternProperties pattern matches a property name), read and written
+    back by ``reader`` (``build.Reader``). ``alike``: two subschemas written alike are the same
+    schema (a document with no identifier below its root, as ``Shapes`` has it), so a name's
+    schema met with its own negation allows no value."""
+    a, b = resolve(a), resolve(b)
+    if a is False or b is False:
+        return False
+    return reader.schema_of(Meet(pointer, matches, reader, alike)(reader.of(a), reader.of(b)))
+
+
+class Meet:
+    """``Meet(...)(a, b)``: the node meeting nodes ``a`` and ``b``, field by field (NEVER where no
+    value can meet both)."""
+
+    def __init__(self, pointer: str, matches, reader, alike: bool):
+        self.pointer = pointer
+        self.matches = matches
+        self.reader = reader
+        self.alike = alike
+
+    def __call__(self, a: Node, b: Node) -> Node:
+        if a is NEVER or b is NEVER:
+            return NEVER
+        out = _copy(a)  # what a says, then each field b says met with it (most meets: a few fields)
+        for field, theirs in vars(b).items():
+            if field in _UNSAID or not says(Node, field, theirs):
+                continue
+            mine = getattr(a, field)
+            if not says(Node, field, mine):
+                setattr(out, field, theirs)
+            elif field in _FACET_MEETS:
+                setattr(out, field, getattr(self, _FACET_MEETS[field])(mine, theirs))
+            elif field == "types":
+                types = {t if t == u else "integer" for t in mine for u in theirs if t == u or {t, u} == {"integer", "number"}}
+                if not types:
+                    return NEVER  # no type both allow: no value
+                out.types = tuple(sorted(types))
+            elif field == "formats":
+                out.formats = _gathered(mine, theirs)
+            elif field in ("not_values", "all_of"):
+                setattr(out, field, mine + theirs)
+            elif field == "not_":  # neither: not (a or b), one list however many meet
+                out.not_ = Node()
+                out.not_.any_of = [*_branches(mine), theirs]
+            elif field == "ref_text" and mine != theirs:
+                raise UnsupportedKeyword(self.pointer, "$ref", "appears in several allOf branches with different values")
+            elif field in _ONE_SIDE and not self.alike_nodes(mine, theirs):
+                # (conditionals and unevaluated keywords are rewritten before: ``expanded``)
+                raise UnsupportedKeyword(self.pointer, _ONE_SIDE[field], "appears in several allOf branches with different values")
+        if b.ref is not None and a.ref is None:
+            out.ref = b.ref
+        left, right = literal_values(a), literal_values(b)
+        if left is not None and right is not None:
+            out.enum, out.const = [v for v in left if json_in(v, right)], ABSENT
+        elif right is not None:
+            out.enum, out.const = b.enum, b.const
+        self.unions(a, b, out)
+        out.one_of_first = _one_of_first(a, b)
+        if out.types is not None and set(out.types) == {"object"} and out.object is not None and any(
+                rules_out(out, name) for name in out.object.required):
+            return NEVER  # a name required and ruled out: no object
+        return out
+
+    def unions(self, a: Node, b: Node, out: Node) -> None:
+        """``anyOf`` and ``oneOf`` met, once every other field is: two lists as their product
+        (``pairs``); beside literals, the second judged value by value instead (no product)."""
+        out.any_of, out.one_of = a.any_of, a.one_of
+        if b.any_of is not None:
+            if a.any_of is None:
+                out.any_of = b.any_of
+            elif self.same_list(a.any_of, b.any_of):  # the same branches twice (a $ref met with itself)
+                pass
+            elif literal_values(a) is not None or literal_values(b) is not None:
+                union = Node()
+                union.any_of = b.any_of
+                out.all_of = out.all_of + [union]
+            else:
+                out.any_of = self.pairs(out, a.any_of, b.any_of)
+        if b.one_of is not None:
+            if a.one_of is None:
+                out.one_of = b.one_of
+            elif b.one_of and not self.same_list(a.one_of, b.one_of):
+                # exactly one of each: the second as branches that exclude each other, met with any anyOf
+                alone = exactly_one(b.one_of)
+                out.any_of = alone if out.any_of is None else self.pairs(out, out.any_of, alone)
+
+    def pairs(self, out: Node, va: list, vb: list) -> list:
+        """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor
+        ``out``'s), and those another pair holds: a branch of ``va`` that already meets a branch
+        of ``vb`` (it is one, or one of its parts: ``x`` met with ``x`` is ``x``) is kept alone, as
+        it holds its meet with every other, and a branch of ``vb`` that is a whole branch of
+        ``va`` pairs with no other (``x`` holds ``y`` met with ``x``). The same ``$ref`` met with
+        itself, or the complements of a ``oneOf``'s branches, each "a shared name is wrong",
+        multiplied past the bound. ``alike``: branches written alike are one."""
+        kinds = _kinds_of(out.types)
+
+        def same(x, y) -> bool:
+            return x is y or self.alike and self.alike_nodes(x, y)
+
+        alone = [x for x in va if any(same(f, y) for f in (x, *(x.all_of if _is_node_meet(x) else ())) for y in vb)]
+        if alone:
+            va = [x for x in va if not any(x is a for a in alone)]
+            vb = [y for y in vb if not any(same(y, a) for a in alone)]
+        pairs = [(x, ANY) for x in alone if _meets(kinds, _kinds_of(x.types))]
+        pairs += [(x, y) for x in va if _meets(kinds, _kinds_of(x.types))
+                  for y in vb if _meets(_kinds_of(x.types), _kinds_of(y.types), kinds)]
+        if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
+            from .products import pair_filter  # (products reads one_of, which reads this module)
+
+            can_meet = pair_filter(out, lambda node: node)
+            pairs = [(x, y) for x, y in pairs if can_meet(x, y)]
+        if len(pairs) > PRODUCT_MAX:
+            raise UnsupportedKeyword(self.pointer, "anyOf", f"more than {PRODUCT_MAX} combined branches in allOf")
+        return [both_nodes(x, y) for x, y in pairs] or [NEVER]
+
+    @staticmethod
+    def strings(a: StringRules, b: StringRules) -> StringRules:
+        out = StringRules()
+        out.min_length = _tighter(a.min_length, b.min_length, max)
+        out.max_length = _tighter(a.max_length, b.max_length, min)
+        out.patterns = _gathered(a.patterns, b.patterns)
+        out.not_patterns = a.not_patterns + b.not_patterns
+        out.not_formats = a.not_formats + b.not_formats
+        return out
+
+    @staticmethod
+    def numbers(a: NumberRules, b: NumberRules) -> NumberRules:
+        out = NumberRules()
+        out.minimum = _tighter(a.minimum, b.minimum, max)
+        out.maximum = _tighter(a.maximum, b.maximum, min)
+        out.exclusive_minimum = _tighter(a.exclusive_minimum, b.exclusive_minimum, max)
+        out.exclusive_maximum = _tighter(a.exclusive_maximum, b.exclusive_maximum, min)
+        out.multiples = _gathered(a.multiples, b.multiples)
+        out.not_multiples = tuple(a.not_multiples) + tuple(b.not_multiples)
+        out.not_integer = a.not_integer or b.not_integer
+        return out
+
+    def objects(self, a: ObjectRules, b: ObjectRules) -> ObjectRules:
+        out = ObjectRules()
+        out.required = a.required + [name for name in b.required if name not in a.required]
+        out.min_properties = _tighter(a.min_properties, b.min_properties, max)
+        out.max_properties = _tighter(a.max_properties, b.max_properties, min)
+        out.property_names = _lazy(a.property_names, b.property_names)
+        out.additional = _lazy(a.additional, b.additional)
+        out.dependent = a.dependent + b.dependent
+        out.dependent_schemas = {**a.dependent_schemas, **b.dependent_schemas}
+        out.some_member = a.some_member + b.some_member
+        out.additional_unless = a.additional_unless + b.additional_unless
+        if a.properties or b.properties:
+            out.properties = self.properties(a, b)
+        # a key meets every pattern it matches, from either side
+        mine, theirs = dict(a.pattern_properties), dict(b.pattern_properties)
+        out.pattern_properties = [(p, both_nodes(mine[p], theirs[p]) if p in mine and p in theirs else
+                                   mine.get(p, theirs.get(p))) for p in {**mine, **theirs}]
+        for x, y in ((a, b), (b, a)):  # x's patterned keys are additional to y: they meet y's additionalProperties
+            theirs = dict(y.pattern_properties)
+            mine = {p for p, _ in x.pattern_properties if p not in theirs}  # y's too: not additional
+            if mine and y.additional is not None and y.additional is not ANY:
+                # a name of y's that a pattern of x's matches would meet y's additionalProperties too
+                named = [name for name, sub in y.properties.items() if sub is not NEVER]
+                if theirs or any(self.matches(p, name) for p in mine for name in named):
+                    # y's additionalProperties stays y's: for the keys outside the names that match
+                    # none of y's patterns (each named key met it already, in ``properties``)
+                    out.additional_unless = out.additional_unless + [(tuple(sorted(theirs)), y.additional)]
+                    continue
+                out.pattern_properties = [(p, both_nodes(sub, y.additional) if p in mine else sub)
+                                          for p, sub in out.pattern_properties]
+        return out
+
+    def properties(self, a: ObjectRules, b: ObjectRules) -> dict:
+        """Names from both; a name one side lacks meets that side's additionalProperties, unless one
+        of its patternProperties matches the name (the lowering meets a named property with those),
+        and each of its ``additional_unless`` whose patterns it matches none of."""
+        def side(obj: ObjectRules, name) -> Node:
+            if name in obj.properties:
+                return obj.properties[name]
+            if not obj.pattern_properties and not obj.additional_unless:  # (most objects)
+                return ANY if obj.additional is None else obj.additional
+            if any(self.matches(p, name) for p, _ in obj.pattern_properties):
+                found = ANY
+            else:
+                found = obj.additional if obj.additional is not None else ANY
+            for patterns, value in obj.additional_unless:
+                if not any(self.matches(p, name) for p in patterns):
+                    found = both_nodes(found, value)
+            return found
+
+        def meet(x: Node, y: Node) -> Node:
+            if x is ANY or y is ANY:
+                return y if x is ANY else x
+            return NEVER if self.alike and (self.negation(x, y) or self.negation(y, x)) else both_nodes(x, y)
+
+        names = list(a.properties) + [n for n in b.properties if n not in a.properties]
+        return {name: meet(side(a, name), side(b, name)) for name in names}
+
+    def alike_nodes(self, x: Node, y: Node) -> bool:
+        """Whether ``x`` and ``y`` say the same, written alike."""
+        return x is y or json_equal(self.reader.schema_of(x), self.reader.schema_of(y))
+
+    def same_list(self, x: list, y: list) -> bool:
+        return len(x) == len(y) and all(self.alike_nodes(p, q) for p, q in zip(x, y))
+
+    def negation(self, x: Node, y: Node) -> bool:
+        """Whether ``y`` is ``{"not": x}``, ``x`` written twice (a ``oneOf`` branch met with the
+        complement of another that says the same of a name): nothing satisfies both."""
+        return (x is not ANY and x is not NEVER and y.not_ is not None and said(y).keys() == {"not_"}
+                and self.alike_nodes(y.not_, x))
+
+    def arrays(self, a: ArrayRules, b: ArrayRules) -> ArrayRules:
+        out = ArrayRules()
+        out.min_items = _tighter(a.min_items, b.min_items, max)
+        out.max_items = _tighter(a.max_items, b.max_items, min)
+        out.unique = a.unique or b.unique
+        if _positional(a) or _positional(b):  # each position meets what each side says of that position
+            out.prefix = [both_nodes(_at(a, i), _at(b, i)) for i in range(max(len(a.prefix), len(b.prefix)))]
+            out.rest = both_nodes(a.rest or ANY, b.rest or ANY)
+        out.contains, out.min_contains, out.max_contains = a.contains, a.min_contains, a.max_contains
+        out.contains_also = a.contains_also + b.contains_also
+        if b.contains is None:
+            return out
+        if a.contains is None:
+            out.contains, out.min_contains, out.max_contains = b.contains, b.min_contains, b.max_contains
+        elif self.alike_nodes(a.contains, b.contains):
+            # the same contains: matched between the larger least and the smaller most
+            out.min_contains = max(a.min_contains, b.min_contains)
+            out.max_contains = _tighter(a.max_contains, b.max_contains, min)
+        elif _counted(a) or _counted(b):
+            raise UnsupportedKeyword(self.pointer, "contains", "appears in several allOf branches with different values")
+        else:
+            out.contains_also = out.contains_also + [b.contains]  # each found once
+        return out
+
+
+_FACETS = frozenset(("string", "number", "object", "array"))
+_NOTHING = frozenset()
+_ONE_SIDE = {"if_": "if", "then": "then", "else_": "else", "unevaluated_properties": "unevaluatedProperties",
+             "unevaluated_items": "unevaluatedItems"}
+_FACET_MEETS = {"string": "strings", "number": "numbers", "object": "objects", "array": "arrays"}
+_UNSAID = frozenset(("enum", "const", "any_of", "one_of", "one_of_first"))  # met after the rest
+
+
+def _one_of_first(a: Node, b: Node) -> bool:
+    """Whether the meet writes its ``oneOf`` before its ``properties`` (``Node.one_of_first``): as
+    ``a`` does, where ``a`` has both; ``a``'s words come before ``b``'s."""
+    if a.one_of is not None:
+        return a.one_of_first if _named(a) else _named(b)
+    return False if _named(a) else b.one_of_first
+
+
+def _named(node: Node) -> bool:
+    return node.object is not None and bool(node.object.properties)
+
+
+def _tighter(x, y, pick):
+    return x if y is None else y if x is None else pick(x, y)
+
+
+def _gathered(x: tuple, y: tuple) -> tuple:
+    """Every entry of both that applies (patterns, formats, steps), each once."""
+    return tuple(x) + tuple(v for v in y if v not in x)
+
+
+def _lazy(x: Node | None, y: Node | None) -> Node | None:
+    return x if y is None else y if x is None else both_nodes(x, y)
+
+
+def _positional(arr: ArrayRules) -> bool:
+    """Whether ``arr`` says something of positions: a prefix, or what follows it."""
+    return bool(arr.prefix) or arr.rest is not None or arr.listed
+
+
+def _at(arr: ArrayRules, i: int) -> Node:
+    return arr.prefix[i] if i < len(arr.prefix) else arr.rest or ANY
+
+
+def _counted(arr: ArrayRules) -> bool:
+    return arr.min_contains != 1 or arr.max_contains is not None
+
+
+def _branches(node: Node) -> list:
+    """The branches of a bare ``anyOf`` (a union that may join another list), else the node alone."""
+    return node.any_of if _is_union(node) else [node]
+
+
+def _is_union(node: Node) -> bool:
+    return node.any_of is not None and said(node).keys() == {"any_of"}
+
+
+def _is_node_meet(node: Node) -> bool:
+    """Only ``allOf`` (and the types its parts imply, or narrower): its parts may join another list."""
+    return bool(node.all_of) and said(node).keys() <= {"all_of", "types"}
 
 
 def _meets(*kinds) -> bool:
@@ -106,239 +473,8 @@ def _meets(*kinds) -> bool:
     return not known or bool(set.intersection(*known))
 
 
-def _types(schema) -> set[str] | None:
-    t = schema.get("type")
-    if t is None:
-        return None
-    return {t} if isinstance(t, str) else set(t)
-
-
-def merge(a: dict, b: dict, pointer: str, resolve: Callable[[dict], dict], matches: Callable[[str, str], bool],
-          read, alike: bool = False) -> dict | bool:
-    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
-    name)`` tells whether a patternProperties pattern matches a property name; ``read(schema)`` its
-    node, ``build.Reader.of``). ``alike``: two subschemas written alike are the same schema (a
-    document with no identifier below its root, as ``Shapes`` has it), so a name's schema met with
-    its own negation allows no value."""
-    a, b = resolve(a), resolve(b)
-    if a is False or b is False:
-        return False
-    out = dict(a)
-    for key, vb in b.items():
-        if key not in out:
-            out[key] = vb
-            continue
-        va = out[key]
-        if key == "type":
-            ta, tb = _types(a), _types(b)
-            meet = set()
-            for t in ta:
-                for u in tb:
-                    if t == u:
-                        meet.add(t)
-                    elif {t, u} == {"integer", "number"}:
-                        meet.add("integer")
-            if not meet:
-                return False  # no type both allow: no value
-            out[key] = sorted(meet)
-        elif key in LOWER_BOUNDS or key in UPPER_BOUNDS:
-            if isinstance(va, bool) or isinstance(vb, bool):
-                raise UnsupportedKeyword(pointer, key, "draft-4 boolean bounds inside allOf")
-            out[key] = max(va, vb) if key in LOWER_BOUNDS else min(va, vb)
-        elif key in ("enum", "const"):
-            left = [va] if key == "const" else va
-            right = [vb] if key == "const" else vb
-            out.pop("const", None)
-            out["enum"] = [v for v in left if json_in(v, right)]
-        elif key == "properties":
-            continue  # merged below, with each side's additionalProperties
-        elif key in ACCUMULATED:
-            out[key] = tuple(_as_tuple(va)) + tuple(x for x in _as_tuple(vb) if x not in _as_tuple(va))
-        elif key == "required":
-            out[key] = list(va) + [k for k in vb if k not in va]
-        elif key in ("items", "prefixItems", "additionalItems"):
-            continue  # merged below, position by position
-        elif key in ("additionalProperties", "propertyNames"):
-            out[key] = both(va, vb)
-        elif key == "patternProperties":  # a key meets every pattern it matches, from either side
-            out[key] = {p: both(va[p], vb[p]) if p in va and p in vb else va.get(p, vb.get(p))
-                        for p in {**va, **vb}} if isinstance(va, dict) and isinstance(vb, dict) else va
-        elif key == "anyOf" and json_equal(va, vb):  # the same branches twice (a $ref met with itself)
-            continue
-        elif key == "anyOf" and any(k in side for side in (a, b) for k in ("enum", "const")):
-            out["allOf"] = [*out.get("allOf", ()), {"anyOf": vb}]  # judged value by value: no product
-        elif key == "anyOf":
-            out[key] = _branch_pairs(out, va, vb, pointer, read, alike)
-        elif key == "contains" and not json_equal(va, vb) and not any(
-                k in side for side in (a, b) for k in ("minContains", "maxContains")):
-            out["_contains_also"] = tuple(out.get("_contains_also", ())) + (vb,)  # each found once
-        elif key in ("minContains", "maxContains"):
-            continue  # met below, with their contains
-        elif key == "oneOf" and isinstance(vb, list) and vb and not json_equal(va, vb):
-            # exactly one of each: the second as branches that exclude each other, met with any anyOf
-            alone = exactly_one(vb)
-            out["anyOf"] = _branch_pairs(out, out["anyOf"], alone, pointer, read, alike) if "anyOf" in out else alone
-        elif key == "allOf":
-            out[key] = list(va) + list(vb)
-        elif key == "not":  # neither a nor b: not (a or b), one list however many meet (not nested)
-            out[key] = {"anyOf": [*branches_of(va), vb]}
-        elif key in MARKERS:
-            out[key] = va if key == "_not_integer" else type(va)(va) + type(va)(vb)
-        elif json_equal(va, vb):
-            continue
-        else:
-            raise UnsupportedKeyword(pointer, key, "appears in several allOf branches with different values")
-    if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        others = literal_values(read(b))
-        out.pop("const", None)
-        out["enum"] = [v for v in literal_values(read(a)) if json_in(v, others)]
-    if not {"minContains", "maxContains"}.isdisjoint({*a, *b}):
-        _merge_counts(a, b, out)
-    if "properties" in a or "properties" in b:
-        out["properties"] = _merge_properties(a, b, matches, alike)
-    if any(k in side for side in (a, b) for k in ("items", "prefixItems")):
-        _merge_arrays(a, b, out)
-    for x, y in ((a, b), (b, a)):  # x's patterned keys are additional to y: they meet y's additionalProperties
-        theirs = y.get("patternProperties", {})
-        mine = {p: sub for p, sub in x.get("patternProperties", {}).items() if p not in theirs}  # y's too: not additional
-        if mine and "additionalProperties" in y and y["additionalProperties"] is not True:
-            # a name of y's that a pattern of x's matches would meet y's additionalProperties too
-            named = [name for name, sub in y.get("properties", {}).items() if sub is not False]
-            if theirs or any(matches(p, name) for p in mine for name in named):
-                # y's additionalProperties stays y's: for the keys outside the names that match
-                # none of y's patterns (each named key met it already, in ``_merge_properties``)
-                out["_additional_unless"] = [*out.get("_additional_unless", ()),
-                                             {"patterns": sorted(theirs), "value": y["additionalProperties"]}]
-                continue
-            out["patternProperties"] = {p: both(sub, y["additionalProperties"]) if p in mine else sub
-                                        for p, sub in out["patternProperties"].items()}
-    if _types(out) == {"object"} and any(rules_out(out, name) for name in out.get("required", ())):
-        return False  # a name required and ruled out: no object
+def _copy(node: Node) -> Node:
+    """A new node saying what ``node`` says (the meet's own, free to change)."""
+    out = Node()
+    out.__dict__.update((field, value) for field, value in vars(node).items() if field not in ("source", "path", "via"))
     return out
-
-
-def rules_out(rules: dict, name) -> bool:
-    """Whether ``rules`` surely allows no member ``name``: its schema there is ``false``, or the
-    object is closed (``additionalProperties: false``, no key patterns) and does not name it."""
-    props = rules.get("properties", {})
-    if name in props:
-        return props[name] is False
-    return rules.get("additionalProperties") is False and not rules.get("patternProperties")
-
-
-def implied(rules: dict, part) -> bool:
-    """Whether the object-only ``rules`` surely satisfy ``part``: a union of which one branch only
-    rules out members ``rules`` rules out already (the complement of ``required`` beside a closed
-    object that does not name the name)."""
-    return _types(rules) == {"object"} and _is_union(part) and any(
-        isinstance(b, dict) and b.keys() <= {"type", "properties"} and _kinds(b) in (None, {"object"})
-        and b.get("properties") and all(sub is False and rules_out(rules, n) for n, sub in b["properties"].items())
-        for b in part["anyOf"])
-
-
-def _branch_pairs(out: dict, va: list, vb: list, pointer: str, read, alike: bool) -> list:
-    """Two anyOf lists met: every pair of branches, but those whose types cannot meet (nor ``out``'s),
-    and those another pair holds: a branch of ``va`` that already meets a branch of ``vb`` (it is
-    one, or one of its parts: ``x`` met with ``x`` is ``x``) is kept alone, as it holds its meet
-    with every other, and a branch of ``vb`` that is a whole branch of ``va`` pairs with no other
-    (``x`` holds ``y`` met with ``x``). The same ``$ref`` met with itself, or the complements of a
-    ``oneOf``'s branches, each "a shared name is wrong", multiplied past the bound. ``alike``:
-    branches written alike are one."""
-    kinds = _kinds(out)
-
-    def same(x, y) -> bool:
-        return x is y or alike and json_equal(x, y)
-
-    alone = [x for x in va if any(same(f, y) for f in (x, *(x["allOf"] if _is_meet(x) else ())) for y in vb)]
-    if alone:
-        va = [x for x in va if not any(x is a for a in alone)]
-        vb = [y for y in vb if not any(same(y, a) for a in alone)]
-    pairs = [(x, True) for x in alone if _meets(kinds, _kinds(x))]
-    pairs += [(x, y) for x in va if _meets(kinds, _kinds(x)) for y in vb if _meets(_kinds(x), _kinds(y), kinds)]
-    if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
-        from .products import pair_filter  # (products reads one_of, which reads this module)
-
-        can_meet = pair_filter(read(dict(out)), read)  # (a copy: ``out`` is still being written)
-        pairs = [(x, y) for x, y in pairs if can_meet(x, y)]
-    if len(pairs) > 256:
-        raise UnsupportedKeyword(pointer, "anyOf", "more than 256 combined branches in allOf")
-    return [both(x, y) for x, y in pairs] or [False]
-
-
-def exactly_one(branches: list, overlaps: list | None = None) -> list:
-    """``oneOf`` as a union of branches that exclude each other: branch i and not any other it
-    might overlap (``overlaps[i]``, all others when not given)."""
-    out = []
-    for i, b in enumerate(branches):
-        others = [o for j, o in enumerate(branches) if j != i and (overlaps is None or j in overlaps[i])]
-        if not others:
-            out.append(b)
-        elif isinstance(b, dict) and not b.keys() & {"not", "$ref"}:  # beside the branch's own keywords,
-            out.append({**b, "not": {"anyOf": others}})  # so its properties keep their place in the order
-        else:
-            out.append({"allOf": [b, {"not": {"anyOf": others}}]})
-    return out
-
-
-def _as_tuple(value) -> tuple:
-    return value if isinstance(value, tuple) else (value,)
-
-
-def _merge_properties(a: dict, b: dict, matches, alike: bool) -> dict:
-    """Names from both; a name one side lacks meets that side's additionalProperties, unless one
-    of its patternProperties matches the name (the lowering meets a named property with those),
-    and each of its ``_additional_unless`` whose patterns it matches none of."""
-    pa, pb = a.get("properties", {}), b.get("properties", {})
-
-    def side(schema, props, name):
-        if name in props:
-            return props[name]
-        if any(matches(p, name) for p in schema.get("patternProperties", {})):
-            found = True
-        else:
-            found = schema.get("additionalProperties", True)
-        for unless in schema.get("_additional_unless", ()):
-            if not any(matches(p, name) for p in unless["patterns"]):
-                found = both(found, unless["value"])
-        return found
-
-    def meet(x, y):
-        return False if alike and (_negation_of(x, y) or _negation_of(y, x)) else both(x, y)
-
-    return {name: meet(side(a, pa, name), side(b, pb, name)) for name in list(pa) + [n for n in pb if n not in pa]}
-
-
-def _array_form(schema: dict) -> tuple[list, object]:
-    """(per-position schemas, schema of the rest), from either draft's keywords."""
-    if isinstance(schema.get("items"), list):
-        return schema["items"], schema.get("additionalItems", True)
-    return schema.get("prefixItems", []), schema.get("items", True)
-
-
-def _merge_arrays(a: dict, b: dict, out: dict) -> None:
-    """Each position meets what each side says of that position (its prefix item, or its items)."""
-    pa, ia = _array_form(a)
-    pb, ib = _array_form(b)
-    prefix = [both(pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib) for i in range(max(len(pa), len(pb)))]
-    for key in ("items", "prefixItems", "additionalItems"):
-        out.pop(key, None)
-    if prefix:
-        out["prefixItems"] = prefix
-    out["items"] = both(ia, ib)
-
-
-def _merge_counts(a: dict, b: dict, out: dict) -> None:
-    """``minContains``/``maxContains`` met with their ``contains``: a count beside no ``contains``
-    says nothing; the same ``contains`` on both sides is matched between the larger least and the
-    smaller most (a side that says no least needs 1). Different ones beside a count were refused."""
-    out.pop("minContains", None)
-    out.pop("maxContains", None)
-    sides = [side for side in (a, b) if "contains" in side]
-    if not sides:
-        return
-    least = max(side.get("minContains", 1) for side in sides)
-    mosts = [side["maxContains"] for side in sides if "maxContains" in side]
-    if least != 1:
-        out["minContains"] = least
-    if mosts:
-        out["maxContains"] = min(mosts)

@@ -188,7 +188,7 @@ def _decided_agrees(schema, order: str, patches: list) -> str:
 
 def _too_complex(branches, *args):
     """``exactly_one`` refused for object branches (what they allow of other types, as before)."""
-    if any(isinstance(b, dict) and "properties" in b for b in branches):
+    if any(b.object is not None and b.object.properties for b in branches):  # (nodes)
         raise constrain.SchemaTooComplex("", "the complement refused, for the test")
     return exactly_one(branches, *args)
 
@@ -277,3 +277,21 @@ def test_not_of_a_discriminated_union_is_decided_member_by_member():
     with pytest.MonkeyPatch.context() as patch, pytest.raises(constrain.Unsatisfiable, match="fails the 'not'"):
         patch.setattr(compiler.alive, "FEW_CASES", 0)  # (two cases: the complement would write them)
         constrain.compile({"type": "object", "not": {"anyOf": [{"type": "object"}, {"required": ["a"]}]}}, cache=False)
+
+
+def test_a_one_of_met_before_the_properties_brings_its_names_first():
+    """An ``allOf`` whose branch is a ``oneOf`` (through a ``$ref``) meets the schema's own
+    ``properties`` after it: the met schema writes its ``oneOf`` first, so the branches' names
+    come first in the canonical order, as the meet of the two dicts had it (Grunt's watch task:
+    ``events`` before ``spawn``). The meet of nodes keeps that order (``Node.one_of_first``)."""
+    schema = {"definitions": {"events": {"oneOf": [
+        {"properties": {"events": {"type": "array", "items": {"type": "string"}}}},
+        {"properties": {"events": {"type": "string"}}}]}},
+        "type": "object", "allOf": [{"$ref": "#/definitions/events"}], "properties": {"spawn": {"type": "boolean"}}}
+    grammar = constrain.compile(schema, whitespace="compact", cache=False)
+    oracle = jsonschema.Draft202012Validator(schema)
+    for value in ({"events": ["a"], "spawn": True}, {"events": "a", "spawn": False}, {"events": "a"}, {"spawn": True},
+                  {"events": 1, "spawn": True}, {}):
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == oracle.is_valid(value), value
+    assert not grammar.accepts('{"spawn":true,"events":"a"}')
+    assert grammar.find_trap(500) is None

@@ -324,14 +324,14 @@ def test_a_one_of_and_pattern_properties_wait():
         text = json.dumps(value, separators=(",", ":"))
         assert lazy.accepts(text) == validator.is_valid(value), text
     assert lazy.find_trap(3000) is None
-    # a pattern that cannot compile; two whose schemas clash on a key both match (draft-4 exclusive
-    # bounds, which do not meet); one whose schema clashes with a named property's: refused at
+    # a pattern that cannot compile; two whose schemas clash on a key both match (each a contains
+    # counted, which do not meet); one whose schema clashes with a named property's: refused at
     # compile, lazy or not
-    above = [{"minimum": n, "exclusiveMinimum": True} for n in (1, 2)]
+    counted = [{"type": "array", "contains": {"const": n}, "minContains": 2} for n in (1, 2)]
     for labels in ({"patternProperties": {"(?<=a)": {"type": "string"}}},
-                   {"patternProperties": {"^a": above[0], "b$": above[1]}},
-                   {"properties": {"ab": above[0]}, "patternProperties": {"^a": above[1]}}):
-        schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+                   {"patternProperties": {"^a": counted[0], "b$": counted[1]}},
+                   {"properties": {"ab": counted[0]}, "patternProperties": {"^a": counted[1]}}):
+        schema = {"type": "object",
                   "properties": {"service": {"type": "object", "properties": {"labels": {"type": "object", **labels}}}}}
         with pytest.raises(constrain.SchemaError) as eager:
             constrain.compile(schema, cache=False, lazy=False)
