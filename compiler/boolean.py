@@ -2,19 +2,20 @@
 keyword at a time (De Morgan), ``oneOf`` as "this branch and none of the others", ``if``/``then``/
 ``else`` and the dependency keywords as ``anyOf``.
 
-A complement is shallow: it stops at each subschema in a value position (a property, an item),
-leaving ``{"not": sub}`` there to be rewritten when that fragment is lowered, so a recursive
-schema stays finite. The leaves with no positive keyword use the lowering's markers:
-``_not_values`` (excluded literals), ``_not_patterns``, ``_not_multiples``, ``_not_integer`` and
-``_some_member`` (an object has a member with a key in a language and a value meeting a schema).
+A complement is a node made from the fields of the node it negates, and shallow: it stops at each
+subschema in a value position (a property, an item), leaving a node of ``not sub`` there to be
+rewritten when that fragment is lowered, so a recursive schema stays finite. The leaves with no
+positive keyword are the fields ``ir.py`` marks "a complement's": values ruled out, patterns and
+formats no string matches, steps, no integer, and some member (an object has a member with a key
+in a language and a value meeting a schema).
 """
 
 from __future__ import annotations
 
 from .context import Slot
 from .errors import UnsupportedKeyword
-from .ir import NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values
-from .merge import is_trivial
+from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, make
+from .merge import trivial
 from .one_of import KINDS
 from .validator_formats import INTEGER_FORMATS
 
@@ -54,7 +55,7 @@ def conditional_parts(node: Node, annotated: bool = False) -> list:
 
 
 class Complement:
-    """``complement(schema, slot)``: a schema matching exactly the JSON values ``schema`` rejects.
+    """``complement(schema, slot)``: the node of exactly the JSON values ``schema`` rejects.
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
     ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``);
@@ -68,27 +69,27 @@ class Complement:
         self.read = read
         self._made: dict[int, tuple] = {}  # id of a schema -> (the schema, its complement)
 
-    def __call__(self, schema, slot: Slot, depth: int = 0):
+    def __call__(self, schema, slot: Slot, depth: int = 0) -> Node:
         if depth > MAX_REF_DEPTH:
             raise UnsupportedKeyword(slot.pointer, "not", "'not' of a schema that refers back to itself", slot.via)
         if schema is True or schema is False:
-            return not schema
+            return NEVER if schema else ANY
         made = self._made.get(id(schema))
         if made is None:
             made = self._made[id(schema)] = (schema, self._complement(schema, slot, depth))
         return made[1]
 
-    def _complement(self, schema: dict, slot: Slot, depth: int):
+    def _complement(self, schema: dict, slot: Slot, depth: int) -> Node:
         branches = self.cases(self.read(self.expanded(schema, slot.pointer)), slot, depth)
-        if any(b is True for b in branches):
-            return True
-        branches = _distinct([b for b in branches if b is not False])
+        if any(b is ANY for b in branches):
+            return ANY
+        branches = _distinct([b for b in branches if b is not NEVER])
         if not branches:
-            return False
-        return branches[0] if len(branches) == 1 else {"anyOf": branches}
+            return NEVER
+        return branches[0] if len(branches) == 1 else make(any_of=branches)
 
-    def cases(self, node: Node, slot: Slot, depth: int) -> list:
-        """The values that fail some field of ``node`` (a union, as a list of schemas). A facet
+    def cases(self, node: Node, slot: Slot, depth: int) -> list[Node]:
+        """The values that fail some field of ``node`` (a union, as a list of nodes). A facet
         of a type ``node.types`` does not list holds of every value it does list: ``not (type and
         it)`` is ``not type``, so it adds nothing."""
         kinds = None if node.types is None else {"number" if t == "integer" else t for t in node.types}
@@ -98,7 +99,7 @@ class Complement:
 
         out = [] if node.types is None else self.types(node.types)
         values = literal_values(node)  # an array or object among them: ``unequal`` where one is lowered
-        out += [] if values is None else [{"_not_values": values}]
+        out += [] if values is None else [make(not_values=values)]
         if node.number is not None and speaks("number"):
             out += self.numbers(node.number)
         if node.string is not None and speaks("string"):
@@ -113,12 +114,12 @@ class Complement:
                     at = slot.at("format")
                     raise UnsupportedKeyword(at.pointer, "not", f"'not' of format {fmt!r}", at.via)
             elif speaks("string"):
-                out.append({"type": "string", "_not_formats": (fmt,)})
+                out.append(make(types=("string",), string={"not_formats": (fmt,)}))
         for word, parts in (("allOf", node.all_of), ("anyOf", node.any_of), ("oneOf", node.one_of)):
             if parts is not None:
-                out += self.combined(word, [part.source for part in parts], slot, depth)
+                out += self.combined(word, parts, slot, depth)
         if node.not_ is not None:
-            out.append(node.not_.source)
+            out.append(node.not_)
         if node.ref is not None:
             target, target_slot = self.follow({"$ref": node.ref_text}, slot)
             out.append(self(target, target_slot, depth + 1))
@@ -131,76 +132,76 @@ class Complement:
         return out
 
     @staticmethod
-    def types(types: tuple) -> list:
+    def types(types: tuple) -> list[Node]:
         kinds = {"number" if t == "integer" else t for t in types}
-        out = [{"type": sorted(set(KINDS) - kinds)}] if set(KINDS) - kinds else []
+        out = [make(types=tuple(sorted(set(KINDS) - kinds)))] if set(KINDS) - kinds else []
         if "integer" in types and "number" not in types:
-            out.append({"type": "number", "_not_integer": True})
+            out.append(make(types=("number",), number={"not_integer": True}))
         return out
 
     @staticmethod
-    def numbers(number: NumberRules) -> list:
+    def numbers(number: NumberRules) -> list[Node]:
         """Below the least, above the most (each bound's opposite, with its exclusiveness turned
         round: draft 4's flags are on their bounds already), or not a multiple of some step."""
-        opposite = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
-                    "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}
-        out = [{"type": "number", opposite[word]: bound}
-               for word, bound in zip(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), number.bounds)
+        opposite = {"minimum": "exclusive_maximum", "maximum": "exclusive_minimum",
+                    "exclusive_minimum": "maximum", "exclusive_maximum": "minimum"}
+        out = [make(types=("number",), number={opposite[field]: bound})
+               for field, bound in zip(("minimum", "maximum", "exclusive_minimum", "exclusive_maximum"), number.bounds)
                if bound is not None]
-        return out + [{"type": "number", "_not_multiples": [step]} for step in number.multiples]
+        return out + [make(types=("number",), number={"not_multiples": (step,)}) for step in number.multiples]
 
     @staticmethod
-    def strings(string: StringRules) -> list:
-        return _counts("string", "Length", string.min_length, string.max_length) + [
-            {"type": "string", "_not_patterns": (pattern,)} for pattern in string.patterns]
+    def strings(string: StringRules) -> list[Node]:
+        return _counts("string", "length", string.min_length, string.max_length) + [
+            make(types=("string",), string={"not_patterns": (pattern,)}) for pattern in string.patterns]
 
     @staticmethod
-    def objects(obj: ObjectRules) -> list:
-        out = [{"type": "object", "properties": {name: False}} for name in obj.required]
-        out += _counts("object", "Properties", obj.min_properties, obj.max_properties)
-        out += [{"type": "object", "required": [name], "properties": {name: {"not": sub.source}}}
-                for name, sub in obj.properties.items() if not is_trivial(sub.source)]
-        out += [{"type": "object", "_some_member": [{"pattern": p, "value": {"not": sub.source}}]}
-                for p, sub in obj.pattern_properties if not is_trivial(sub.source)]
+    def objects(obj: ObjectRules) -> list[Node]:
+        out = [make(types=("object",), object={"properties": {name: NEVER}}) for name in obj.required]
+        out += _counts("object", "properties", obj.min_properties, obj.max_properties)
+        out += [make(types=("object",), object={"required": [name], "properties": {name: make(not_=sub)}})
+                for name, sub in obj.properties.items() if not trivial(sub)]
+        out += [make(types=("object",), object={"some_member": [("pattern", p, make(not_=sub))]})
+                for p, sub in obj.pattern_properties if not trivial(sub)]
         # some member beyond the named and patterned keys, wrong (``additional_unless``: outside
         # its side's patterns only)
-        names, patterns = sorted(obj.properties), sorted(p for p, _ in obj.pattern_properties)
+        names, patterns = tuple(sorted(obj.properties)), tuple(sorted(p for p, _ in obj.pattern_properties))
         beyond = [] if obj.additional is None else [(patterns, obj.additional)]
-        out += [{"type": "object", "_some_member": [{"outside": names, "patterns": sorted(unless), "value": {"not": value.source}}]}
-                for unless, value in beyond + list(obj.additional_unless) if not is_trivial(value.source)]
-        if obj.property_names is not None and not is_trivial(obj.property_names.source):  # some key it rules out
-            out.append({"type": "object", "_some_member": [{"names": obj.property_names.source, "value": True}]})
+        out += [make(types=("object",), object={"some_member": [("outside", (names, tuple(sorted(unless))), make(not_=value))]})
+                for unless, value in beyond + list(obj.additional_unless) if not trivial(value)]
+        if obj.property_names is not None and not trivial(obj.property_names):  # some key it rules out
+            out.append(make(types=("object",), object={"some_member": [("names", obj.property_names, ANY)]}))
         return out
 
-    def arrays(self, arr: ArrayRules, slot: Slot) -> list:
-        out = _counts("array", "Items", arr.min_items, arr.max_items) + self.positions([n.source for n in arr.prefix])
+    def arrays(self, arr: ArrayRules, slot: Slot) -> list[Node]:
+        out = _counts("array", "items", arr.min_items, arr.max_items) + self.positions(arr.prefix)
         rest = arr.rest
-        if rest is not None and not is_trivial(rest.source):  # the rest of the array, after the positions
+        if rest is not None and not trivial(rest):  # the rest of the array, after the positions
             if rest is NEVER:
-                out.append({"type": "array", "minItems": len(arr.prefix) + 1})
+                out.append(make(types=("array",), array={"min_items": len(arr.prefix) + 1}))
             elif not arr.prefix:  # some item is wrong
-                out.append({"type": "array", "contains": {"not": rest.source}})
+                out.append(make(types=("array",), array={"contains": make(not_=rest)}))
             else:
                 word = "additionalItems" if arr.listed else "items"
                 at = slot.at(word)
                 raise UnsupportedKeyword(at.pointer, "not", f"'not' of {word} (a member that must exist somewhere)", at.via)
         if arr.contains is not None:  # fewer matches than minContains, or more than maxContains
-            value, least, most = arr.contains.source, arr.min_contains, arr.max_contains
-            out += [] if least == 0 else [{"type": "array", "items": {"not": value}}] if least == 1 else [
-                {"type": "array", "contains": value, "minContains": 0, "maxContains": least - 1}]
-            out += [{"type": "array", "contains": value, "minContains": most + 1}] if most is not None else []
+            value, least, most = arr.contains, arr.min_contains, arr.max_contains
+            out += [] if least == 0 else [make(types=("array",), array={"rest": make(not_=value)})] if least == 1 else [
+                make(types=("array",), array={"contains": value, "min_contains": 0, "max_contains": least - 1})]
+            out += [make(types=("array",), array={"contains": value, "min_contains": most + 1})] if most is not None else []
         return out
 
-    def combined(self, word: str, parts: list, slot: Slot, depth: int) -> list:
+    def combined(self, word: str, parts: list[Node], slot: Slot, depth: int) -> list[Node]:
+        negated = [self(part.source, slot.at(word, i), depth) for i, part in enumerate(parts)]
         if word == "allOf":
-            return [self(part, slot.at("allOf", i), depth) for i, part in enumerate(parts)]
+            return negated
         if word == "anyOf":
-            return [{"allOf": _distinct([self(part, slot.at("anyOf", i), depth) for i, part in enumerate(parts)])}]
+            return [make(all_of=_distinct(negated))]
         # oneOf: none of them, or two at once
-        none = {"allOf": _distinct([self(part, slot.at("oneOf", i), depth) for i, part in enumerate(parts)])}
-        return [none] + [{"allOf": [a, b]} for i, a in enumerate(parts) for b in parts[i + 1:]]
+        return [make(all_of=_distinct(negated))] + [make(all_of=[a, b]) for i, a in enumerate(parts) for b in parts[i + 1:]]
 
-    def unequal(self, v, slot: Slot) -> dict:
+    def unequal(self, v, slot: Slot) -> Node:
         """The values other than array or object ``v`` (as JSON compares them): the complement of
         its shape, each item or member there ``{"const": ...}`` (whose own complement excludes a
         nested array or object the same way where it is lowered)."""
@@ -209,24 +210,24 @@ class Complement:
         else:
             shape = {"type": "object", "required": list(v), "properties": {k: {"const": x} for k, x in v.items()},
                      "additionalProperties": False}
-        return {"anyOf": self.cases(self.read(shape), slot, 0)}
+        return make(any_of=self.cases(self.read(shape), slot, 0))
 
     @staticmethod
-    def positions(prefix: list) -> list:
+    def positions(prefix: list[Node]) -> list[Node]:
         """Arrays failing the position schemas: long enough to reach position i, and wrong there."""
-        return [{"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}]}
-                for i, sub in enumerate(prefix) if not is_trivial(sub)]
+        return [make(types=("array",), array={"min_items": i + 1, "prefix": [ANY] * i + [make(not_=sub)]})
+                for i, sub in enumerate(prefix) if not trivial(sub)]
 
 
-def _distinct(schemas: list) -> list:
-    """``schemas`` with each object once (a complement made once is shared by every use)."""
-    return list({id(s): s for s in schemas}.values())
+def _distinct(nodes: list) -> list:
+    """``nodes`` with each once (a complement made once is shared by every use)."""
+    return list({id(n): n for n in nodes}.values())
 
 
-def _counts(kind: str, noun: str, least, most) -> list:
+def _counts(kind: str, noun: str, least, most) -> list[Node]:
     """Fewer than ``least`` or more than ``most`` (lengths, items, properties)."""
-    out = [{"type": kind, "max" + noun: least - 1}] if least else []
-    return out + ([{"type": kind, "min" + noun: most + 1}] if most is not None else [])
+    out = [make(types=(kind,), **{kind: {"max_" + noun: least - 1}})] if least else []
+    return out + ([make(types=(kind,), **{kind: {"min_" + noun: most + 1}})] if most is not None else [])
 
 
 # what a node may say that has no complement here, as "facet.field" and the keyword it words

@@ -233,8 +233,8 @@ class ContainerLowering:
         only where such a value is lowered (an enum beside them is filtered instead)."""
         rules = {k: v for k, v in node.source.items() if k != "_not_values"}
         rules["type"] = "array" if kind is list else "object"
-        rules["allOf"] = [*rules.get("allOf", ()), *(self.complement.unequal(v, slot) for v in node.not_values
-                                                      if isinstance(v, kind))]
+        rules["allOf"] = [*rules.get("allOf", ()), *(self.reader.schema_of(self.complement.unequal(v, slot))
+                                                      for v in node.not_values if isinstance(v, kind))]
         self.value(rules, slot, src, dst)
 
     def lower_object(self, node: Node, slot, src, dst, wanted: tuple = ()):

@@ -124,6 +124,21 @@ _REF_TEXT = frozenset({"ref_text"})
 FOLLOW_MAX = 64  # lone references followed in a row (``build`` refuses a loop of them)
 
 
+def make(**fields) -> Node:
+    """A node saying ``fields``, a facet given as a dict of its own (``number={"not_integer": True}``)."""
+    node = Node()
+    for field, value in fields.items():
+        if field in _FACET_KINDS:
+            facet = _FACET_KINDS[field]()
+            facet.__dict__.update(value)
+            value = facet
+        setattr(node, field, value)
+    return node
+
+
+_FACET_KINDS = {"string": StringRules, "number": NumberRules, "object": ObjectRules, "array": ArrayRules}
+
+
 def literal_values(node: Node) -> list | None:
     """The values ``enum`` and ``const`` allow together (None: neither is there)."""
     if node.enum is None and node.const is ABSENT:

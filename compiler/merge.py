@@ -71,12 +71,6 @@ def both(a, b):
     return {"allOf": parts}
 
 
-def branches_of(schema) -> list:
-    """The branches of a bare ``anyOf`` (a union that may join another list), else the schema alone."""
-    return schema["anyOf"] if isinstance(schema, dict) and schema.keys() == {"anyOf"} and isinstance(
-        schema["anyOf"], list) else [schema]
-
-
 def _is_meet(schema) -> bool:
     """Only ``allOf`` (and the ``type`` its parts imply, or narrower): its parts may join another list."""
     return isinstance(schema, dict) and isinstance(schema.get("allOf"), list) and schema.keys() <= {"allOf", "type"}
@@ -217,7 +211,7 @@ class Meet:
                 setattr(out, field, mine + theirs)
             elif field == "not_":  # neither: not (a or b), one list however many meet
                 out.not_ = Node()
-                out.not_.any_of = [*_branches(mine), theirs]
+                out.not_.any_of = [*branches(mine), theirs]
             elif field == "ref_text" and mine != theirs:
                 raise UnsupportedKeyword(self.pointer, "$ref", "appears in several allOf branches with different values")
             elif field in _ONE_SIDE and not self.alike_nodes(mine, theirs):
@@ -453,7 +447,7 @@ def _counted(arr: ArrayRules) -> bool:
     return arr.min_contains != 1 or arr.max_contains is not None
 
 
-def _branches(node: Node) -> list:
+def branches(node: Node) -> list:
     """The branches of a bare ``anyOf`` (a union that may join another list), else the node alone."""
     return node.any_of if _is_union(node) else [node]
 
