@@ -12,10 +12,11 @@ Keywords that speak to one JSON type only are grouped in a facet (`StringRules`,
 class-level default and a node sets only what its schema says: most schemas say little, and a
 node is made for each one a compile reaches.
 
-The schemas the lowering writes read into nodes too (``build.Reader(written=True)``): where schemas
-meet, patterns and formats gather, and the leaves of a complement (``boolean.py``) are written in
-the lowering's own words (``keywords.MARKERS``), here the fields marked "a complement's"; an empty
-``type`` or ``anyOf`` list (what is left where nothing meets) allows no value.
+The meet (``merge.py``) and the complement (``boolean.py``) make nodes (``make``): where schemas
+meet, patterns, formats and steps gather, and a complement's leaves are the fields marked "a
+complement's"; an empty ``types`` or ``any_of`` (what is left where nothing meets) allows no value.
+Where the lowering still hands schema objects about, such a node is written back in the lowering's
+own words (``words.py``, the markers ``keywords.MARKERS`` for those fields), and read as this node.
 """
 
 from __future__ import annotations

@@ -470,5 +470,7 @@ def _meets(*kinds) -> bool:
 def _copy(node: Node) -> Node:
     """A new node saying what ``node`` says (the meet's own, free to change)."""
     out = Node()
-    out.__dict__.update((field, value) for field, value in vars(node).items() if field not in ("source", "path", "via"))
+    out.__dict__.update(vars(node))
+    for field in ("source", "path", "via"):
+        out.__dict__.pop(field, None)
     return out
