@@ -125,7 +125,7 @@ BOOLEAN_MUTATIONS = [
     ("oneOf proof takes a key pattern that may match a name for one that cannot", "compiler/one_of.py",
      "if either_dfa(pattern).matches(name):", "if False:"),
     ("else case without not if", "compiler/boolean.py",
-     '{"allOf": [{"not": test}, else_]}', '{"allOf": [else_]}'),
+     "make(all_of=[make(not_=test), else_])", "make(all_of=[else_])"),
     ("anyOf product keeps the pairs their names rule out", "compiler/products.py",
      "return not any(name in pins and not pins[name] - excluded.get(name, frozenset()) for name in required)",
      "return True"),
@@ -206,9 +206,9 @@ EVALUATION_MUTATIONS = [
     ("anyOf: one passing branch at a time", "compiler/unevaluated.py",
      'self.product(options, branch) if applicator == "anyOf" else branch', "branch"),
     ("an anyOf branch's case holds without the branch", "compiler/unevaluated.py",
-     "branches = [[(both(b, cond), seen)", "branches = [[(cond, seen)"),
+     "branches = [[(both(self.written(b), cond), seen)", "branches = [[(cond, seen)"),
     ("a dependency's case holds without its name", "compiler/boolean.py",
-     'present = {"required": [name], "allOf": [present]}', 'present = {"allOf": [present]}'),
+     'present = make(object={"required": [name]}, all_of=[present])', "present = make(all_of=[present])"),
     ("contains evaluates nothing", "compiler/unevaluated.py",
      "contains = (arr.contains.source,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()",
      "contains = ()"),
@@ -251,6 +251,9 @@ VALUE_MUTATIONS = [
 
 LAZY_TESTS = ["tests/test_lazy.py"]
 LAZY_MUTATIONS = [
+    ("a waiting value's literals read from its enum alone", "compiler/deferral.py",
+     "values = [v for v in literal_values(node) if not json_in(v, node.not_values)]",
+     "values = [v for v in (node.enum if node.enum is not None else [node.const]) if not json_in(v, node.not_values)]"),
     ("several key patterns wait", "compiler/deferral.py",
      "if len(obj.pattern_properties) > 1:", "if False:"),
     ("a key pattern naming a property waits", "compiler/deferral.py",

@@ -23,34 +23,34 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict, read) -> dict:
+def expand(rules: dict, reader) -> dict:
     """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases
-    (``conditional_parts`` of its node, ``read(rules)``)."""
+    (``conditional_parts`` of its node, written by ``reader``, a ``build.Reader``)."""
     if not any(key in rules for key in CONDITIONAL):
         return rules
-    node = read(rules)
+    node = reader.of(rules)
     rules = {key: value for key, value in rules.items() if key not in CONDITIONAL}  # (``then``, ``else`` without ``if`` do nothing)
-    parts = [*rules.pop("allOf", []), *conditional_parts(node)]
+    parts = [*rules.pop("allOf", []), *(reader.schema_of(part) for part in conditional_parts(node))]
     if parts:
         rules["allOf"] = parts
     return rules
 
 
-def conditional_parts(node: Node, annotated: bool = False) -> list:
+def conditional_parts(node: Node, annotated: bool = False) -> list[Node]:
     """``node``'s ``if``/``then``/``else`` and dependencies, each an ``anyOf`` of its cases.
     ``annotated``: a dependency's case also requires its name, so that the case passes only where
     the keyword applied (what the case evaluates counts only then: ``unevaluated.py``)."""
     parts = []
     if node.if_ is not None:
-        test = node.if_.source
-        then, else_ = (True if sub is None else sub.source for sub in (node.then, node.else_))
-        parts.append({"anyOf": [{"allOf": [test, then]}, {"allOf": [{"not": test}, else_]}]})
+        test = node.if_
+        then, else_ = (ANY if sub is None else sub for sub in (node.then, node.else_))
+        parts.append(make(any_of=[make(all_of=[test, then]), make(all_of=[make(not_=test), else_])]))
     for name, need in node.object.dependent if node.object is not None else ():
-        absent = {"properties": {name: False}}  # non-objects pass both branches' keywords
-        present = {"required": need} if isinstance(need, list) else need.source
+        absent = make(object={"properties": {name: NEVER}})  # non-objects pass both branches' keywords
+        present = make(object={"required": need}) if isinstance(need, list) else need
         if annotated:
-            present = {"required": [name], "allOf": [present]}
-        parts.append({"anyOf": [absent, present]})
+            present = make(object={"required": [name]}, all_of=[present])
+        parts.append(make(any_of=[absent, present]))
     return parts
 
 

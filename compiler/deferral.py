@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, lone_ref, says_only
+from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, lone_ref, says_only
 from .values import has_type, is_number, json_type
 from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
@@ -273,9 +273,8 @@ class Deferral:
             return self._inhabited_sub(node.ref.source, frames)
         if node.any_of is not None:
             return any(self._inhabited_sub(branch.source, frames) for branch in node.any_of)
-        if node.enum is not None or node.const is not ABSENT:
-            values = node.enum if node.enum is not None else [node.const]
-            values = [v for v in values if not json_in(v, node.not_values)]
+        if node.enum is not None or node.const is not ABSENT:  # (both: the values they allow together)
+            values = [v for v in literal_values(node) if not json_in(v, node.not_values)]
             return any(node.types is None or any(has_type(v, k, json_type(v)) for k in node.types) for v in values)
         kinds = ["null"] if node.types is None else node.types
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)

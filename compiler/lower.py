@@ -77,7 +77,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self._deadline = time.monotonic() + options.max_seconds
         self._timed = True  # compiling: past the deadline, refuse (what waits is lowered untimed)
         self._slot = Slot("")
-        self.evaluation = Evaluation(document, self.reader.of)
+        self.evaluation = Evaluation(document, self.reader)
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         # the complement and the deferral reach the lowering through a proxy: the lowering holds
         # them, and a bound method would make a cycle only the collector frees, with every table
@@ -265,7 +265,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def expanded(self, rules: dict, pointer: str) -> dict:
         """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
         (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``)."""
-        return expand(self.evaluation.rewrite(rules, pointer), self.reader.of)
+        return expand(self.evaluation.rewrite(rules, pointer), self.reader)
 
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])

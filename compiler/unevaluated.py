@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .boolean import conditional_parts
 from .errors import UnsupportedKeyword
-from .ir import ArrayRules, Node, ObjectRules
+from .ir import ANY, NEVER, ArrayRules, Node, ObjectRules
 from .merge import both, is_trivial
 from .refs import child
 
@@ -65,9 +65,10 @@ class Evaluation:
     """``rewrite(rules, where)``: the keywords ``rules`` (of the schema at pointer ``where``
     in ``document``, before ``expand``) with the unevaluated keywords replaced by ``allOf`` parts."""
 
-    def __init__(self, document, read):
+    def __init__(self, document, reader):
         self.doc = document
-        self.read = read  # a schema's node (``build.Reader.of``)
+        self.read = reader.of  # a schema's node
+        self.written = reader.schema_of  # a node's schema (a conditional's case, ``conditional_parts``)
 
     def rewrite(self, rules: dict, where: str) -> dict:
         if not any(k in rules for k in KEYWORDS):
@@ -125,11 +126,11 @@ class Evaluation:
         if node.ref is not None:
             target_pointer, target = self.doc.resolve(node.ref_text, where)
             out = self.product(out, self.of(target, keyword, target_pointer, depth + 1))
-        for i, part in enumerate([part.source for part in node.all_of] + conditional_parts(node, annotated=True)):
+        for i, part in enumerate(node.all_of + conditional_parts(node, annotated=True)):
             out = self.product(out, self.of(part, keyword, child(where, "allOf", i), depth + 1))
         for applicator, listed in (("anyOf", node.any_of), ("oneOf", node.one_of)):
-            branches = [[(both(b, cond), seen) for cond, seen in self.of(b, keyword, child(where, applicator, i), depth + 1)]
-                        for i, b in enumerate(branch.source for branch in listed or ())]
+            branches = [[(both(self.written(b), cond), seen) for cond, seen in self.of(b, keyword, child(where, applicator, i), depth + 1)]
+                        for i, b in enumerate(listed or ())]
             options = [(True, Seen())]
             for branch in branches:
                 if all(seen.empty for _, seen in branch):
@@ -140,8 +141,11 @@ class Evaluation:
         return out
 
     def of(self, schema, keyword: str, where: str, depth: int) -> list:
-        if schema is True:
+        """The cases of a schema or a node."""
+        if schema is True or schema is ANY:
             return [(True, Seen())]
+        if isinstance(schema, Node):
+            return [] if schema is NEVER else self.cases(schema, keyword, where, depth)
         if schema is False or not isinstance(schema, dict):
             return []  # no instance passes (a malformed schema is reported by the lowering)
         return self.cases(self.read(schema), keyword, where, depth)

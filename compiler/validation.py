@@ -117,7 +117,7 @@ class Validator:
         reader = Reader(self.document, written=document is not None)
         self.root = reader.node(schema, None, ())
         reader.run()
-        evaluation = Evaluation(self.document, reader.of)
+        evaluation = Evaluation(self.document, reader)
         for node in reader.nodes:  # (the list grows as unevaluated* rewrites are read)
             self._prepare(node, reader, evaluation)
             reader.run()

@@ -352,3 +352,19 @@ def test_a_met_schema_no_value_meets_is_lowered_at_compile(value):
     assert same_language(lazy, constrain.compile(schema, cache=False, whitespace="compact", lazy=False)) is None
     assert not lazy.accepts_prefix('{"a":')
     assert lazy.find_trap(3000) is None
+
+
+@pytest.mark.parametrize("value", [{"enum": [None], "const": {}}, {"not": {"not": {"const": {}, "enum": [None]}}},
+                                   {"enum": ["a", "b"], "const": "c"}])
+def test_a_required_value_whose_enum_and_const_allow_nothing_is_unsatisfiable(value):
+    """A required member whose ``enum`` and ``const`` allow no value together: ``Unsatisfiable`` at
+    compile. The deferral judged such a value by its ``enum`` alone and let it wait, so the schema
+    compiled and generation stopped on an internal error where it reached the member (found by a
+    generated test)."""
+    schema = {"type": "object", "properties": {"a": value}, "required": ["a"]}
+    for lazy in (True, False):
+        with pytest.raises(constrain.Unsatisfiable):
+            constrain.compile(schema, whitespace="compact", cache=False, lazy=lazy)
+    allowed = {"type": "object", "properties": {"a": {"enum": [None, {}], "const": {}}}, "required": ["a"]}
+    grammar = constrain.compile(allowed, whitespace="compact", cache=False)
+    assert grammar.accepts('{"a":{}}') and not grammar.accepts('{"a":null}')
