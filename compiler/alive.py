@@ -88,7 +88,8 @@ class AliveObjects:
             base = {k: v for k, v in rules.items() if k != "oneOf"}
             leaves, owner, others = self._leaves(base, rules["oneOf"], lambda i: slot.at("oneOf", i))
             others = self._others(others, slot)
-            choice = self._decide(_names(rules, self.reader.of(rules).one_of_first, leaves), leaves, owner, slot, others, _exactly_one(owner),
+            names = _names(rules, self.reader.of(rules).one_of_first, leaves)
+            choice = self._decide(names, leaves, owner, slot, others, _exactly_one(owner),
                                   "no object meets exactly one oneOf branch (those that hold hold together)")
         except (_Refused, SchemaError, RecursionError):
             return None

@@ -167,7 +167,8 @@ class Complement:
         # its side's patterns only)
         names, patterns = tuple(sorted(obj.properties)), tuple(sorted(p for p, _ in obj.pattern_properties))
         beyond = [] if obj.additional is None else [(patterns, obj.additional)]
-        out += [make(types=("object",), object={"some_member": [("outside", (names, tuple(sorted(unless))), make(not_=value))]})
+        out += [make(types=("object",),
+                     object={"some_member": [("outside", (names, tuple(sorted(unless))), make(not_=value))]})
                 for unless, value in beyond + list(obj.additional_unless) if not trivial(value)]
         if obj.property_names is not None and not trivial(obj.property_names):  # some key it rules out
             out.append(make(types=("object",), object={"some_member": [("names", obj.property_names, ANY)]}))

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Callable
 
 from .errors import UnsupportedKeyword
-from .ir import ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, says, says_only
+from .ir import (ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, says,
+                 says_only)
 from .keywords import ANNOTATIONS, MARKERS, VOCABULARY
 from .values import json_equal, json_in
 
@@ -201,7 +202,8 @@ class Meet:
             elif field in _FACET_MEETS:
                 setattr(out, field, getattr(self, _FACET_MEETS[field])(mine, theirs))
             elif field == "types":
-                types = {t if t == u else "integer" for t in mine for u in theirs if t == u or {t, u} == {"integer", "number"}}
+                types = {t if t == u else "integer" for t in mine for u in theirs
+                         if t == u or {t, u} == {"integer", "number"}}
                 if not types:
                     return NEVER  # no type both allow: no value
                 out.types = tuple(sorted(types))
@@ -216,7 +218,8 @@ class Meet:
                 raise UnsupportedKeyword(self.pointer, "$ref", "appears in several allOf branches with different values")
             elif field in _ONE_SIDE and not self.alike_nodes(mine, theirs):
                 # (conditionals and unevaluated keywords are rewritten before: ``expanded``)
-                raise UnsupportedKeyword(self.pointer, _ONE_SIDE[field], "appears in several allOf branches with different values")
+                raise UnsupportedKeyword(self.pointer, _ONE_SIDE[field],
+                                         "appears in several allOf branches with different values")
         if b.ref is not None and a.ref is None:
             out.ref = b.ref
         left, right = literal_values(a), literal_values(b)
