@@ -134,7 +134,7 @@ BOOLEAN_MUTATIONS = [
      'return frozenset([name]), {}, {name: keys}'),
     ("anyOf product: branches of the same types taken for the same branch", "compiler/merge.py",
      "return x is y or self.alike and self.alike_nodes(x, y)",
-     "return x is y or self.alike and _kinds_of(x.types) == _kinds_of(y.types)"),
+     "return x is y or self.alike and kinds_of(x.types) == kinds_of(y.types)"),
 ]
 
 MUTATIONS = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .context import Slot
 from .errors import UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, make
-from .merge import trivial
+from .merge import kinds_of, trivial
 from .one_of import KINDS
 from .validator_formats import INTEGER_FORMATS
 
@@ -92,7 +92,7 @@ class Complement:
         """The values that fail some field of ``node`` (a union, as a list of nodes). A facet
         of a type ``node.types`` does not list holds of every value it does list: ``not (type and
         it)`` is ``not type``, so it adds nothing."""
-        kinds = None if node.types is None else {"number" if t == "integer" else t for t in node.types}
+        kinds = kinds_of(node.types)
 
         def speaks(kind) -> bool:
             return kinds is None or kind in kinds
@@ -133,7 +133,7 @@ class Complement:
 
     @staticmethod
     def types(types: tuple) -> list[Node]:
-        kinds = {"number" if t == "integer" else t for t in types}
+        kinds = kinds_of(types)
         out = [make(types=tuple(sorted(set(KINDS) - kinds)))] if set(KINDS) - kinds else []
         if "integer" in types and "number" not in types:
             out.append(make(types=("number",), number={"not_integer": True}))

@@ -427,7 +427,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
         rules = dict(rules)
         parts = rules.pop("allOf")
-        if parts and rules.get("type") in ("object", ["object"]):  # (a oneOf's complements, mostly)
+        if parts and rules.get("type") in ("object", ["object"]):  # (implied asks for objects alone first: read only then)
             parts = [p for p in parts if not implied(self.reader.of(rules), self.reader.of(p))]
         if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
             raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)

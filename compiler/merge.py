@@ -82,10 +82,11 @@ def _kinds(schema) -> set[str] | None:
     if schema is False:
         return set()
     t = schema.get("type") if isinstance(schema, dict) else None
-    return None if t is None else _kinds_of((t,) if isinstance(t, str) else t)
+    return None if t is None else kinds_of((t,) if isinstance(t, str) else t)
 
 
-def _kinds_of(types) -> set[str] | None:
+def kinds_of(types) -> set[str] | None:
+    """The JSON types ``types`` (a node's) allow, integer counted as number (None: any)."""
     return None if types is None else {"number" if k == "integer" else k for k in types}
 
 
@@ -112,7 +113,7 @@ def both_nodes(a: Node, b: Node) -> Node:
     # a meet of meets is one list (an anyOf product's branches meet one more case per fold: nested,
     # 125 folds were 125 levels of lowering)
     out.all_of = [*(a.all_of if _is_node_meet(a) else [a]), *(b.all_of if _is_node_meet(b) else [b])]
-    kinds = [k for k in (_kinds_of(a.types), _kinds_of(b.types)) if k is not None]
+    kinds = [k for k in (kinds_of(a.types), kinds_of(b.types)) if k is not None]
     if kinds:
         common = set.intersection(*kinds)
         if not common:
@@ -137,7 +138,7 @@ def implied(rules: Node, part: Node) -> bool:
     rules out members ``rules`` rules out already (the complement of ``required`` beside a closed
     object that does not name the name)."""
     return rules.types == ("object",) and _is_union(part) and any(
-        said(b).keys() <= {"types", "object"} and _kinds_of(b.types) in (None, {"object"})
+        said(b).keys() <= {"types", "object"} and kinds_of(b.types) in (None, {"object"})
         and b.object is not None and said(b.object).keys() == {"properties"}
         and all(sub is NEVER and rules_out(rules, n) for n, sub in b.object.properties.items())
         for b in part.any_of)
@@ -265,7 +266,7 @@ class Meet:
         ``va`` pairs with no other (``x`` holds ``y`` met with ``x``). The same ``$ref`` met with
         itself, or the complements of a ``oneOf``'s branches, each "a shared name is wrong",
         multiplied past the bound. ``alike``: branches written alike are one."""
-        kinds = _kinds_of(out.types)
+        kinds = kinds_of(out.types)
 
         def same(x, y) -> bool:
             return x is y or self.alike and self.alike_nodes(x, y)
@@ -274,9 +275,9 @@ class Meet:
         if alone:
             va = [x for x in va if not any(x is a for a in alone)]
             vb = [y for y in vb if not any(same(y, a) for a in alone)]
-        pairs = [(x, ANY) for x in alone if _meets(kinds, _kinds_of(x.types))]
-        pairs += [(x, y) for x in va if _meets(kinds, _kinds_of(x.types))
-                  for y in vb if _meets(_kinds_of(x.types), _kinds_of(y.types), kinds)]
+        pairs = [(x, ANY) for x in alone if _meets(kinds, kinds_of(x.types))]
+        pairs += [(x, y) for x in va if _meets(kinds, kinds_of(x.types))
+                  for y in vb if _meets(kinds_of(x.types), kinds_of(y.types), kinds)]
         if kinds == {"object"} and len(va) * len(vb) > 1:  # only objects: drop pairs their names rule out
             from .products import pair_filter  # (products reads one_of, which reads this module)
 
