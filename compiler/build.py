@@ -122,7 +122,7 @@ class Reader:
 
     def schema_of(self, node: Node):
         """The schema object of ``node`` (``words.words``): as read, or written now in the
-        lowering's words, and known from now on as ``node``'s (a node the meet made)."""
+        lowering's words, and known from now on as ``node``'s (a node the meet or the complement made)."""
         return words(node, self._known)
 
     def _known(self, value: dict, node: Node) -> None:

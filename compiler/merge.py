@@ -405,11 +405,11 @@ class Meet:
         return out
 
 
-_FACETS = frozenset(("string", "number", "object", "array"))
 _NOTHING = frozenset()
 _ONE_SIDE = {"if_": "if", "then": "then", "else_": "else", "unevaluated_properties": "unevaluatedProperties",
              "unevaluated_items": "unevaluatedItems"}
 _FACET_MEETS = {"string": "strings", "number": "numbers", "object": "objects", "array": "arrays"}
+_FACETS = frozenset(_FACET_MEETS)
 _UNSAID = frozenset(("enum", "const", "any_of", "one_of", "one_of_first"))  # met after the rest
 
 
