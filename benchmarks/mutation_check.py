@@ -39,6 +39,8 @@ PATTERN_MUTATIONS = [
 ]
 
 BOOLEAN_MUTATIONS = [
+    ("a not of several parts met with its first part alone", "compiler/lower.py",
+     "for part in outside.all_of:  # (a oneOf", "for part in outside.all_of[:1]:  # (a oneOf"),
     ("a side's additionalProperties dropped where the sides' patterns differ", "compiler/merge.py",
      'out.additional_unless = out.additional_unless + [(tuple(sorted(theirs)), y.additional)]',
      'out.ignored = out.additional_unless + [(tuple(sorted(theirs)), y.additional)]'),
@@ -200,6 +202,8 @@ def run(name: str, path: str, old: str, new: str, tests: list[str]) -> bool:
 
 
 EVALUATION_MUTATIONS = [
+    ("a $ref's siblings dropped where it meets", "compiler/lower.py",
+     "n = target if trivial(rest) else rest if target is ANY else Meet(", "n = target if True else rest if target is ANY else Meet("),
     ("validate takes a failing branch's names as evaluated", "compiler/validation.py",
      "if not (yield (instance, branch, path, loose)):\n                parts.append(branch)",
      "if (yield (instance, branch, path, loose)) or True:\n                parts.append(branch)"),
@@ -282,7 +286,7 @@ LAZY_MUTATIONS = [
     ("a fraction taken as an integer's value", "compiler/deferral.py",
      "return not integer and (low is None", "return (low is None"),
     ("an enum's excluded values kept when judging it", "compiler/deferral.py",
-     'values = [v for v in values if not json_in(v, node.not_values)]', "pass"),
+     "values = [v for v in literal_values(node) if not json_in(v, node.not_values)]", "values = literal_values(node)"),
 ]
 
 COUNTED_TESTS = ["tests/test_counted_lengths.py"]

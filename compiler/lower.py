@@ -25,10 +25,10 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import branches, constraints, exactly_one, implied, is_trivial, may_meet, merge
+from .merge import Meet, branches, constraints, copied, exactly_one, implied, is_trivial, may_meet, trivial
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ABSENT, FOLLOW_MAX, Node, ObjectRules, literal_values, lone_ref, said
+from .ir import ABSENT, ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, said
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -415,12 +415,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         rules = dict(rules)
         outside = self.complement(rules.pop("not"), slot.at("not"))
         if outside.all_of and said(outside).keys() == {"all_of"}:  # outside each of several: their cases
-            met = [rules]  # met one part at a time with what is met so far, the empty ones dropped early
+            met = [self.read(rules)]  # met one part at a time with what is met so far, the empty ones dropped early
             for part in outside.all_of:  # (a oneOf branch without two others: 289 pairs, 16 left)
-                met = [m for case in met for other in branches(part) if (m := self.meet(case, other, slot)) is not False]
+                met = [m for case in met for other in branches(part)
+                       if (m := self.meet_nodes(case, other, slot)) is not NEVER]
                 if len(met) > ALL_OF_MAX:
                     raise SchemaTooComplex(slot.pointer, f"a 'not' of more than {ALL_OF_MAX} cases once met", slot.via)
-            return met
+            return [self.written(m) for m in met]
         return [m for m in (self.meet(rules, case, slot) for case in branches(outside)) if m is not False]
 
     def all_of(self, rules: dict, slot: Slot):
@@ -439,50 +440,74 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         own = rules.get("properties", {})
         literal = "enum" in rules or "const" in rules
         first = literal or bool(own) and all(_brings_no_name(part, own) for part in parts)
-        merged = {"type": rules["type"]} if "type" in rules else {}
+        merged = self.read({"type": rules["type"]} if "type" in rules else {})
         for i, part in ([(None, rules)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rules)]):
-            merged = self.meet(merged, part, slot if i is None else slot.at("allOf", i))
-            if merged is False:
+            merged = self.meet_nodes(merged, part, slot if i is None else slot.at("allOf", i))
+            if merged is NEVER:
                 return False
-        return merged
+        return self.written(merged)
 
     def meet(self, a, b, slot: Slot):
-        """``a`` and ``b`` (a schema or a node) merged into one schema (``$ref`` in ``b`` inlined, up to a bound)."""
-        if isinstance(b, Node):
-            b = self.reader.schema_of(b)
-        if b is True:
+        """``a`` and ``b`` (schemas or nodes) merged into one schema, False where none can meet (``meet_nodes``)."""
+        return self.written(self.meet_nodes(self.read(a), b, slot))
+
+    def meet_nodes(self, a: Node, b, slot: Slot) -> Node:
+        """The node meeting ``a`` and ``b`` (a schema or a node; ``$ref``s inlined, up to a bound),
+        NEVER where no value can meet both. Chains of meets stay nodes, written once at their end."""
+        b = self.read(b)
+        if b is ANY:
             return a
-        if b is False:
-            return False
+        if b is NEVER:
+            return NEVER
         self._check_deadline()  # one fragment's meetings may multiply: the compile's time bounds them too
-        b = self.expanded(b, slot.pointer)
-        if is_trivial(a):
+        b = self.expanded_node(b, slot.pointer)
+        if trivial(a):
             return b
 
         def matches(pattern, name):
             return self.key_pattern(pattern, slot).matches(name)
 
-        def resolve(s):  # each side's chain of references on its own: both may name the same target
-            seen: list[str] = []  # (a schema is read as it is, its annotations unread: no copy without them)
-            while isinstance(s, dict) and "$ref" in s:
-                ref = s["$ref"]
+        def resolve(n: Node) -> Node:  # each side's chain of references on its own (both may name one target)
+            seen: list[str] = []
+            while n.ref is not None:
+                ref = n.ref_text
                 if ref in seen or len(seen) > 32:
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference merged with other keywords", slot.via)
                 seen.append(ref)
                 target_pointer, target = self.doc.resolve(ref, slot.pointer)
-                rest = constraints({k: v for k, v in s.items() if k != "$ref"})
+                rest = copied(n)
+                rest.ref = rest.ref_text = None
                 if target is False:
-                    return False
-                if target is True:
-                    s = rest
-                    continue
-                target = self.expanded(target, target_pointer)
-                s = merge(rest, target, slot.pointer, lambda x: x, matches, self.reader) if rest else target
-            return s
+                    return NEVER
+                target = self.expanded_node(self.reader.of(target), target_pointer)
+                n = target if trivial(rest) else rest if target is ANY else Meet(
+                    slot.pointer, matches, self.reader, False)(rest, target)
+            return n
 
-        merged = merge(a, b, slot.pointer, resolve, matches, self.reader, alike=not self.doc.has_ids)
-        self._keep[id(merged)] = merged
-        return merged
+        a, b = resolve(a), resolve(b)
+        if a is NEVER or b is NEVER:
+            return NEVER
+        return Meet(slot.pointer, matches, self.reader, alike=not self.doc.has_ids)(a, b)
+
+    def read(self, schema) -> Node:
+        """The node of a schema (a node as it is)."""
+        return schema if isinstance(schema, Node) else self.reader.of(schema)
+
+    def written(self, node: Node):
+        """A node the lowering made, as the schema object the rest of it reads (False: NEVER)."""
+        if node is NEVER:
+            return False
+        schema = self.reader.schema_of(node)
+        self._keep[id(schema)] = schema
+        return schema
+
+    def expanded_node(self, node: Node, pointer: str) -> Node:
+        """``expanded`` for a node: itself where it has no conditional or unevaluated keyword."""
+        if node.if_ is None and not node.unevaluated and (node.object is None or not node.object.dependent):
+            return node
+        schema = self.reader.schema_of(node)
+        found = self.expanded(schema, pointer)
+        return node if found is schema else self.reader.of(found)
 
     # -- literals -------------------------------------------------------------------------------
     def literals(self, rules: dict, node: Node, slot: Slot, src: int, dst: int) -> None:

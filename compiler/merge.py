@@ -6,13 +6,11 @@ intersects their automata), and where one side's patterns are not the other's, e
 ``additionalProperties`` stays its own (``ObjectRules.additional_unless``: the keys outside that
 side's patterns). Subschemas in the same place meet lazily (``both_nodes``: an ``allOf`` of the
 two, met when lowered). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
-widening the language. ``merge`` is the meet for the lowering, which still hands schema objects
-about: it reads the two sides and writes their meet back (``words.py``).
+widening the language. The lowering meets nodes (``Lowering.meet_nodes``) and writes a chain of
+meets back once, where its other parts still read schema objects (``words.py``).
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 from .errors import UnsupportedKeyword
 from .ir import (ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, says,
@@ -156,7 +154,7 @@ def exactly_one(branches: list[Node], overlaps: list | None = None) -> list[Node
         none = Node()
         none.any_of = others
         if b is not ANY and b is not NEVER and b.not_ is None and b.ref is None:
-            alone = _copy(b)  # beside the branch's own keywords, so its properties keep their place in the order
+            alone = copied(b)  # beside the branch's own keywords, so its properties keep their place in the order
             alone.not_ = none
         else:
             negated = Node()
@@ -165,19 +163,6 @@ def exactly_one(branches: list[Node], overlaps: list | None = None) -> list[Node
             alone.all_of = [b, negated]
         out.append(alone)
     return out
-
-
-def merge(a, b, pointer: str, resolve: Callable, matches: Callable[[str, str], bool], reader,
-          alike: bool = False) -> dict | bool:
-    """The meet of two constraint dicts (``$ref`` already resolved by ``resolve``; ``matches(pattern,
-    name)`` tells whether a patternProperties pattern matches a property name), read and written
-    back by ``reader`` (``build.Reader``). ``alike``: two subschemas written alike are the same
-    schema (a document with no identifier below its root, as ``Shapes`` has it), so a name's
-    schema met with its own negation allows no value."""
-    a, b = resolve(a), resolve(b)
-    if a is False or b is False:
-        return False
-    return reader.schema_of(Meet(pointer, matches, reader, alike)(reader.of(a), reader.of(b)))
 
 
 class Meet:
@@ -193,7 +178,7 @@ class Meet:
     def __call__(self, a: Node, b: Node) -> Node:
         if a is NEVER or b is NEVER:
             return NEVER
-        out = _copy(a)  # what a says, then each field b says met with it (most meets: a few fields)
+        out = copied(a)  # what a says, then each field b says met with it (most meets: a few fields)
         for field, theirs in vars(b).items():
             if field in _UNSAID or not says(Node, field, theirs):
                 continue
@@ -471,7 +456,7 @@ def _meets(*kinds) -> bool:
     return not known or bool(set.intersection(*known))
 
 
-def _copy(node: Node) -> Node:
+def copied(node: Node) -> Node:
     """A new node saying what ``node`` says (the meet's own, free to change)."""
     out = Node()
     out.__dict__.update(vars(node))
