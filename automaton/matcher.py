@@ -18,6 +18,7 @@ import logging
 
 import numpy as np
 
+from . import keys
 from .dfa import DEAD, AutomatonTooLarge
 from .index import token_index
 
@@ -27,7 +28,8 @@ log = logging.getLogger("constrain")
 class Matcher:
     """``Matcher(grammar, vocab)``: masks come from the index the grammar shares for that vocabulary."""
 
-    __slots__ = ("index", "dfa", "vocab", "state", "history", "wedged", "finished")
+    __slots__ = ("index", "dfa", "vocab", "state", "history", "wedged", "finished", "tokens", "key_states", "let_repeat",
+                 "_repeats")
 
     def __init__(self, grammar, vocab, *, _index=None):
         self.index = _index or token_index(grammar, vocab)
@@ -40,12 +42,17 @@ class Matcher:
         self.history: list[int] = []  # states before each accepted token
         self.wedged = False
         self.finished = False
+        self.tokens: list[int] = []  # the tokens walked (EOS not), for the keys' walk (``keys.py``)
+        self.key_states: list = [keys.START]  # the keys' walk after each of them, made as needed
+        self.let_repeat = False  # a repeated key let through once (said once)
+        self._repeats = (None, -1, [])  # (keys' walk, automaton state, ``_repeating`` there): mask and key ask both
 
     def fork(self) -> Matcher:
         """An independent copy (a beam or a sampled sibling that continues from here)."""
         twin = Matcher(None, self.vocab, _index=self.index)
         twin.state, twin.history = self.state, self.history.copy()
         twin.wedged, twin.finished = self.wedged, self.finished
+        twin.tokens, twin.key_states, twin.let_repeat = self.tokens.copy(), self.key_states.copy(), self.let_repeat
         return twin
 
     @property
@@ -62,10 +69,43 @@ class Matcher:
         if self.wedged or self.finished:
             return self.index.eos_only
         try:
-            return self.index.mask(self.state)
+            mask = self.index.mask(self.state)
         except AutomatonTooLarge as exc:  # a limit, not the caller's fault: end the sequence cleanly
             self.wedge(f"{exc}")
             return self.index.eos_only
+        repeating = self._repeating(mask)
+        if repeating:
+            mask = mask.copy()
+            mask[repeating] = False
+            mask.flags.writeable = False
+        return mask
+
+    def _keys(self):
+        """The keys' walk after the tokens so far (``keys.py``), None where the grammar has no need
+        of distinct keys (a part lowered late may come to need them: the walk is made then)."""
+        if not self.dfa.program.distinct_keys:
+            return None
+        walked = self.key_states
+        while len(walked) <= len(self.tokens):
+            walked.append(keys.walk(walked[-1], self.vocab.token_bytes[self.tokens[len(walked) - 1]], strict=False))
+        return walked[-1]
+
+    def _repeating(self, mask) -> list[int]:
+        """The tokens ``mask`` allows that would close a key its object has: none where taking
+        them out would leave nothing (the object's free keys ran out: let through, said once)."""
+        state = self._keys()
+        if state is None:
+            return []
+        if self._repeats[0] is state and self._repeats[1] == self.state:
+            return self._repeats[2]
+        repeating = keys.repeating(state, mask, self.vocab)
+        if repeating and np.count_nonzero(mask) == len(repeating):
+            if not self.let_repeat:
+                log.warning("constrain: only a key its object already has can come next; letting it repeat.")
+            self.let_repeat = True
+            repeating = []
+        self._repeats = (state, self.state, repeating)
+        return repeating
 
     def mask_state(self) -> int | None:
         """The state whose mask ``mask()`` returns (``TokenIndex.shared_state``: counts far from a
@@ -73,10 +113,14 @@ class Matcher:
         if self.wedged or self.finished:
             return None
         try:
-            return self.index.shared_state(self.state)
+            shared = self.index.shared_state(self.state)
         except AutomatonTooLarge as exc:
             self.wedge(f"{exc}")
             return None
+        if self._keys() is not None and keys.may_repeat(self._keys()):  # a mask of its own where a key may repeat
+            repeating = self._repeating(self.index.mask(self.state))
+            return (shared, *repeating) if repeating else shared
+        return shared
 
     def try_walk(self, token_id: int) -> int:
         """The state after ``token_id`` (``DEAD`` if it cannot be walked), without moving."""
@@ -111,7 +155,16 @@ class Matcher:
             self.wedge(f"sampled token {token_id} ({data!r}) cannot follow automaton state {self.state} "
                         f"after {len(self.history)} tokens; the mask was bypassed")
             return False
+        before = self._keys()
+        if before is not None:
+            after = keys.walk(before, self.vocab.token_bytes[token_id])
+            if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):
+                self.wedge(f"sampled token {token_id} ({self.vocab.token_bytes[token_id]!r}) writes a key its "
+                           f"object already has, after {len(self.history)} tokens; the mask was bypassed")
+                return False
+            self.key_states.append(keys.walk(before, self.vocab.token_bytes[token_id], strict=False))
         self.history.append(self.state)
+        self.tokens.append(token_id)
         self.state = nxt
         return True
 
@@ -131,6 +184,8 @@ class Matcher:
                 self.history.pop()
             else:
                 self.state = self.history.pop()
+                self.tokens.pop()
+        del self.key_states[len(self.tokens) + 1:]
         self.wedged = False
 
     def forced_bytes(self) -> bytes:

@@ -2,8 +2,8 @@
 keywords (complements, exactly-one, conditionals, contains, objects met with different patterns),
 the unevaluated keywords and the keyword check every compile runs first, JSON equality, the
 shipped format table, lazy lowering, counted blocks (patterns' groups, arrays' items), the
-portable readings under a ``not``, ``oneOf`` over objects decided member by member and objects
-in any order lowered set by set, one at a time.
+portable readings under a ``not``, ``oneOf`` over objects decided member by member, objects
+in any order lowered set by set and keys never written twice, one at a time.
 
 Each mutation is a one-line source edit; its group's tests run against a copy of the tree holding
 it. A mutation the tests do not catch is a guard nobody tests. Prints caught / survived per
@@ -441,6 +441,20 @@ ALIVE_MUTATIONS = [
      'return not chardfa.meets(*(__import__("compiler.regex").regex.pattern_dfa(p) for p in (pattern_a, pattern_b)))'),
 ]
 
+DISTINCT_TESTS = ["tests/test_distinct_keys.py"]
+DISTINCT_MUTATIONS = [
+    ("a count among free keys lets a key repeat", "compiler/containers.py",
+     "self.prog.distinct_keys = True  # a free key written twice would count twice", "pass  #"),
+    ("member by member: a free key judged twice lets a key repeat", "compiler/alive.py",
+     "self.prog.distinct_keys = True  # a free key written twice would be judged twice", "pass  #"),
+    ("the keys' walk reads an escaped quote as the string's end", "automaton/keys.py",
+     "                mode = STRING_ESCAPE", "                pass"),
+    ("a repeated key walked past the mask goes on", "automaton/matcher.py",
+     "if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):", "if False:"),
+    ("accepts reads a repeated key's text alone", "compiler/grammar.py",
+     "return not self.program.distinct_keys or keys.walk(keys.START, data) is not keys.REPEATED", "return True"),
+]
+
 
 def main() -> int:
     survived, groups = [], [(TESTS, MUTATIONS), (BOOLEAN_TESTS, BOOLEAN_MUTATIONS),
@@ -449,7 +463,7 @@ def main() -> int:
                             (COUNTED_TESTS, COUNTED_MUTATIONS), (UNIQUE_TESTS, UNIQUE_MUTATIONS),
                             (PATTERN_TESTS, PATTERN_MUTATIONS), (PORTABLE_TESTS, PORTABLE_MUTATIONS),
                             (ALIVE_TESTS, ALIVE_MUTATIONS), (ORDER_TESTS, ORDER_MUTATIONS),
-                            (DYNAMIC_TESTS, DYNAMIC_MUTATIONS)]
+                            (DYNAMIC_TESTS, DYNAMIC_MUTATIONS), (DISTINCT_TESTS, DISTINCT_MUTATIONS)]
     for tests, mutations in groups:
         for name, path, old, new in mutations:
             caught = run(name, path, old, new, tests)

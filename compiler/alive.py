@@ -233,6 +233,9 @@ class AliveObjects:
         short = [_union(1 << k for k in range(len(leaves)) if least[k] > c) for c in range(cap + 1)]
         over = [_union(1 << k for k in range(len(leaves)) if most[k] is not None and most[k] < c) for c in range(cap + 1)]
         regions: dict[tuple, list] = {}
+        if any(b is not False for b in beyond) and (len({self._said_key(b) for b in beyond}) > 1 or any(
+                n >= 2 for n in least) or any(m is not None for m in most)):
+            self.prog.distinct_keys = True  # a free key written twice would be judged twice, or counted twice
 
         def split(j, alive):  # (value schema, the leaves it keeps) for name j (None: beyond the names)
             key = (j, alive)
@@ -298,11 +301,7 @@ class AliveObjects:
         nothing ahead tells apart stay alive together: a place so reached is not written (what
         multiplied out past any bound where many branches each require a name of their own, all of
         them allowed by the rest)."""
-        def key(schema):
-            if schema is True or is_trivial(schema):
-                return "any"
-            return "none" if schema is False else self.schema_key(schema)
-
+        key = self._said_key
         count = len(owner)
         kin = [_union(1 << c for c in range(count) if owner[c] == owner[b]) for b in range(count)]
 
@@ -324,6 +323,12 @@ class AliveObjects:
             return memo[at, alive]
 
         return hopeless
+
+    def _said_key(self, schema):
+        """What tells apart what leaves say of a member's value: "any", "none" or its content."""
+        if schema is True or is_trivial(schema):
+            return "any"
+        return "none" if schema is False else self.schema_key(schema)
 
     def _value_regions(self, said: list, alive: int, slot: Slot) -> list:
         """A member's values split by which of the leaves ``alive`` their schemas (``said``) allow:

@@ -12,7 +12,7 @@ from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaTooComplex, UnsupportedKeyword
-from .merge import both
+from .merge import both, is_trivial
 from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
 from .one_of import pinned_values
 from .values import json_equal
@@ -291,6 +291,8 @@ class ContainerLowering:
         keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
                                     (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless, every)
         n_min = sum(1 for m in members if m[3])
+        if keys and (lo >= n_min + 2 or any(not is_trivial(value) for _, _, value in wanted)):
+            self.prog.distinct_keys = True  # a free key written twice would count twice, or be a witness twice
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
             return

@@ -9,6 +9,7 @@ import threading
 from collections import OrderedDict, deque
 
 from automaton.collector import collector_paused
+from automaton import keys
 from automaton.dfa import DEAD, LazyDFA
 from automaton.program import STAND_IN, Program
 
@@ -42,7 +43,11 @@ class Grammar:
     def accepts(self, text: str | bytes) -> bool:
         """Whether ``text`` is a complete document valid against the schema (in canonical shape)."""
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return self.is_accepting(self.automaton.walk(data))
+        if not self.is_accepting(self.automaton.walk(data)):
+            return False
+        # where the grammar counts members or asks for a witness among free keys, one key twice
+        # is refused (as a matcher never writes it, ``automaton/keys.py``)
+        return not self.program.distinct_keys or keys.walk(keys.START, data) is not keys.REPEATED
 
     def accepts_prefix(self, text: str | bytes) -> bool:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)

@@ -1,0 +1,110 @@
+"""A key never written twice where a repeat would pass an invalid document (``automaton/keys.py``).
+
+JSON parsers keep a repeated key's last value, so where the grammar counts members among free
+keys or asks some member to be a witness, ``{"a": 1, "a": 2}`` is text the automaton alone would
+pass with a document that is invalid. ``accepts`` refuses it and a matcher never writes it."""
+
+import json
+import random
+
+import jsonschema
+import numpy as np
+import pytest
+
+import constrain
+from automaton import keys
+from automaton.matcher import Matcher
+
+COUNTED = {"type": "object", "minProperties": 3, "additionalProperties": {"type": "integer"}}
+# some member must be a witness of the 'not' (an item not a multiple of 4) among keys matching 'b'
+WITNESS = {"type": "object", "required": ["abcd"], "allOf": [
+    {"additionalProperties": {"type": "array", "minItems": 2}},
+    {"patternProperties": {"a": {"type": "array", "items": {"type": "integer", "multipleOf": 5, "minimum": 0, "maximum": 1000}}},
+     "additionalProperties": False},
+    {"not": {"patternProperties": {"b": {"type": "array", "items": {"multipleOf": 4}}}}}]}
+# a oneOf decided member by member: the first branch counts members, the second judges values
+ALIVE = {"type": "object", "oneOf": [{"maxProperties": 1}, {"additionalProperties": {"type": "integer"}}]}
+
+
+@pytest.mark.parametrize("schema, repeated, distinct", [
+    (COUNTED, '{"a": 1, "b": 2, "a": 3}', '{"a": 1, "b": 2, "c": 3}'),
+    (WITNESS, '{"abcd": [20, 40], "ab": [10, 15], "ab": [20, 40]}', '{"abcd": [20, 40], "ab": [10, 15]}'),
+    (ALIVE, '{"a": 1, "a": 2}', '{"a": 1, "b": 2}'),
+])
+def test_accepts_refuses_a_repeated_key_whose_document_is_invalid(schema, repeated, distinct):
+    grammar = constrain.compile(schema)
+    assert not jsonschema.Draft202012Validator(schema).is_valid(json.loads(repeated))
+    assert grammar.automaton.walk(repeated.encode()) != -1  # what the automaton alone would pass
+    assert not grammar.accepts(repeated)
+    assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(distinct)) and grammar.accepts(distinct)
+
+
+def test_the_key_walk_reads_escapes_strings_and_nesting():
+    state = keys.walk(keys.START, b'{"a": "\\"a\\"", "b": {"a": [1, {"a": 2}]}, "c\\u0061": 1, ')
+    assert state is not keys.REPEATED and state[0] == (frozenset({"a", "b", "ca"}),)
+    assert keys.walk(state, b'"\\u0063a"') is keys.REPEATED  # the same key spelled with an escape
+    assert keys.walk(state, b'"cb"') is not keys.REPEATED
+    assert keys.walk(keys.START, b'{"a": 1, "a"', strict=False)[0] == (frozenset({"a"}),)
+    assert keys.walk(keys.START, b'{"a": "x\\"", "a"') is keys.REPEATED  # past a value's escaped quote
+
+
+def _masked_walk(m: Matcher, vocab, text: bytes) -> None:
+    """Walk ``text`` a byte token at a time (each a token of its own in the vocabulary)."""
+    single = {vocab.token_bytes[t]: t for t in range(vocab.size) if vocab.token_bytes[t] and len(vocab.token_bytes[t]) == 1}
+    for b in text:
+        token = single[bytes((b,))]
+        assert m.mask()[token], (text, bytes((b,)))
+        assert m.advance(token)
+
+
+def test_the_mask_never_closes_a_key_its_object_has(vocabulary_by_name):
+    vocab = vocabulary_by_name("llama-bpe")
+    m = Matcher(constrain.compile(COUNTED), vocab)
+    _masked_walk(m, vocab, b'{"a": 1, "a')
+    allowed = np.flatnonzero(m.mask())
+    heads = [vocab.token_bytes[t].split(b'"')[0] for t in allowed if b'"' in vocab.token_bytes[t]]
+    assert heads and all(heads)  # the key goes on before any quote: "a" is written already
+    closes = [t for t in range(vocab.size) if vocab.token_bytes[t] in (b'"', b'":', b'":"')]
+    assert closes and not m.mask()[closes].any()
+    assert m.mask_state() != Matcher(constrain.compile(COUNTED), vocab).mask_state()  # a mask of its own
+    # the mask bypassed: the guard keeps the state and ends the sequence
+    assert not m.advance(closes[0]) and m.done and m.mask()[sorted(vocab.eos_ids)].all()
+    m.rollback(0)
+    assert not m.done
+    m.rollback(1)  # back before the key's letter: the key 'a' may not close there either
+    assert m.mask()[[t for t in range(vocab.size) if vocab.token_bytes[t] == b'a"']].sum() == 0
+
+
+@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE])
+def test_sampled_documents_have_distinct_keys_and_are_valid(vocabulary_by_name, schema):
+    """Random tokens from the mask, those of a few letters preferred (keys from a small
+    alphabet: repeats likely, as from a model that keeps to a few words): each document parses
+    with distinct keys and is valid."""
+    vocab = vocabulary_by_name("llama-bpe")
+    grammar = constrain.compile(schema, whitespace="compact")
+    rng = random.Random(7)
+    validator = jsonschema.Draft202012Validator(schema)
+    few = np.array([bool(data) and set(data) <= set(b'{}[]",:abcdxy0125') for data in vocab.token_bytes])
+
+    def distinct(pairs):
+        names = [k for k, _ in pairs]
+        assert len(names) == len(set(names)), names
+        return dict(pairs)
+
+    lengths = np.array([len(data) if data else 0 for data in vocab.token_bytes])
+    finished = 0
+    for _ in range(20):
+        m = Matcher(grammar, vocab)
+        text = b""
+        for _ in range(400):
+            allowed = np.flatnonzero(m.mask() & (lengths > 0))
+            if m.accepting and (not len(allowed) or rng.random() < 0.3):
+                break
+            preferred = allowed[few[allowed] & (lengths[allowed] <= 3)]
+            token = int(rng.choice(list(preferred if len(preferred) else allowed)))
+            assert m.advance(token)
+            text += vocab.token_bytes[token]
+        if m.accepting:
+            assert validator.is_valid(json.loads(text, object_pairs_hook=distinct)), text
+            finished += 1
+    assert finished >= 8
