@@ -1,18 +1,21 @@
-"""Distinct keys: the keys each open JSON object has so far, so that no key is written twice.
+"""Distinct strings: the keys of each open JSON object, and the strings of each open ``uniqueItems``
+array, written so far, so that none is written twice.
 
 A grammar lets a key it does not name repeat (``{"a": 1, "a": 2}``): which keys are distinct is
 no regular language. Parsers keep the last value, so where the grammar counts members
 (``minProperties`` beside free keys) or asks some member to be a witness (a ``not`` of
 ``additionalProperties``, a ``oneOf`` decided member by member), a repeated key would pass text
-whose document is invalid. Such a grammar says so (``Program.distinct_keys``), and its matchers
-walk this small JSON lexer beside the automaton: a token that would close a key the object
-already has is taken out of the mask, and walking one wedges the sequence. Where an object's
-free keys run out (a finite set of them, all written: the mask would hold nothing), the repeat is
-let through and logged once.
+whose document is invalid. Nor are the distinct strings of a ``uniqueItems`` array regular. Such a
+grammar says so (``Program.distinct_strings``; its unique arrays' ``[`` lead to the states in
+``Program.unique_opens``), and its matchers walk this small JSON lexer beside the automaton: a
+token that would close a key its object has, or an item string its array has, is taken out of the
+mask, and walking one wedges the sequence. Where the strings that may come are a finite set and
+all are written (the mask would hold nothing), the repeat is let through and logged once.
 
-A walk's state is a tuple, kept per token for rollback: ``(frames, mode, key)``, where ``frames``
-holds per open container a frozenset of its keys (None for an array), ``mode`` says where in the
-text the walk is, and ``key`` is the raw bytes of the key being written.
+A walk's state is a tuple, kept per token for rollback: ``(frames, mode, text)``, where ``frames``
+holds per open container what it has written: an object a frozenset of its keys, a unique array a
+1-tuple of the frozenset of its strings, any other array None; ``mode`` says where in the text the
+walk is, and ``text`` is the raw bytes of the key or item string being written.
 """
 
 from __future__ import annotations
@@ -21,17 +24,18 @@ import json
 
 import numpy as np
 
-OUTSIDE, EXPECT_KEY, IN_KEY, KEY_ESCAPE, IN_STRING, STRING_ESCAPE = range(6)
+OUTSIDE, EXPECT_KEY, IN_KEY, KEY_ESCAPE, IN_STRING, STRING_ESCAPE = range(6)  # IN_KEY: a string kept
 START = ((), OUTSIDE, b"")
-REPEATED = None  # the walk of a token that closes a key its object has already
-_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+REPEATED = None  # the walk of a token that closes a key or item string written already
+_QUOTE, _BACKSLASH, _OPEN = ord('"'), ord("\\"), ord("[")
 
 
-def walk(state, data: bytes, strict: bool = True):
-    """The state after ``data``, or ``REPEATED`` where it closes a key already written
-    (``strict``; else the key is passed over)."""
+def walk(state, data: bytes, strict: bool = True, unique_at=None):
+    """The state after ``data``, or ``REPEATED`` where it closes a key or item string already
+    written (``strict``; else the string is passed over). ``unique_at(i)``: whether the ``[`` at
+    ``data[i]`` opens a ``uniqueItems`` array (``unique_opener``; none where not given)."""
     frames, mode, key = state
-    for b in data:
+    for i, b in enumerate(data):
         if mode == IN_STRING:
             if b == _QUOTE:
                 mode = OUTSIDE
@@ -39,12 +43,14 @@ def walk(state, data: bytes, strict: bool = True):
                 mode = STRING_ESCAPE
         elif mode == IN_KEY:
             if b == _QUOTE:
-                name = _decoded(key)
-                if name in frames[-1]:
+                name, top = _decoded(key), frames[-1]
+                seen = top[0] if type(top) is tuple else top
+                if name in seen:
                     if strict:
                         return REPEATED
                 else:
-                    frames = frames[:-1] + (frames[-1] | {name},)
+                    seen = seen | {name}
+                    frames = frames[:-1] + ((seen,) if type(top) is tuple else seen,)
                 mode, key = OUTSIDE, b""
             else:
                 key += bytes((b,))
@@ -55,33 +61,54 @@ def walk(state, data: bytes, strict: bool = True):
             mode = IN_KEY
         elif mode == STRING_ESCAPE:
             mode = IN_STRING
-        elif b == _QUOTE:
-            mode = IN_KEY if mode == EXPECT_KEY else IN_STRING
+        elif b == _QUOTE:  # a key, or an item of a unique array: kept
+            mode = IN_KEY if mode == EXPECT_KEY or frames and type(frames[-1]) is tuple else IN_STRING
         elif b == 0x7B:  # {
             frames, mode = frames + (frozenset(),), EXPECT_KEY
-        elif b == 0x5B:  # [
-            frames, mode = frames + (None,), OUTSIDE
+        elif b == _OPEN:
+            frames, mode = frames + ((frozenset(),) if unique_at is not None and unique_at(i) else None,), OUTSIDE
         elif b in (0x7D, 0x5D):  # } ]
             frames, mode = frames[:-1], OUTSIDE
         elif b == 0x2C:  # ,
-            mode = EXPECT_KEY if frames and frames[-1] is not None else OUTSIDE
+            mode = EXPECT_KEY if frames and type(frames[-1]) is frozenset else OUTSIDE
         elif b == 0x3A:  # :
             mode = OUTSIDE
     return frames, mode, key
 
 
+def unique_opener(dfa, state: int, data: bytes):
+    """``unique_at`` for ``walk`` of ``data`` from automaton state ``state`` (None where the
+    grammar has no unique arrays or ``data`` opens no array)."""
+    opens = dfa.program.unique_opens
+    if not opens or _OPEN not in data:
+        return None
+    edges = dfa.program.edges
+    at = [0, state]  # the walk so far: ``walk`` asks in order, so each byte is stepped once
+
+    def unique_at(i: int) -> bool:
+        at[1] = s = dfa.walk(data[at[0]:i], at[1]) if at[1] >= 0 else at[1]
+        at[0] = i
+        return s >= 0 and any(dst in opens for top, _ in dfa.tops(s) for lo, hi, dst in edges[top] if lo <= _OPEN <= hi)
+    return unique_at
+
+
 def _decoded(raw: bytes) -> str:
-    """A key's text as a parser reads it (a malformed one as its bytes: the automaton refuses it)."""
+    """A string's text as a parser reads it (a malformed one as its bytes: the automaton refuses it)."""
     try:
         return json.loads(b'"' + raw + b'"')
     except ValueError:
         return raw.decode("utf-8", "replace")
 
 
+def _seen(frame) -> frozenset:
+    """What a frame keeps: an object's keys, a unique array's strings (nothing for another array)."""
+    return frame[0] if type(frame) is tuple else frame or frozenset()
+
+
 def may_repeat(state) -> bool:
-    """Whether some token could close a key already written from ``state``: an object open
-    somewhere with a key in it (a token may close a value, an object and begin a key)."""
-    return any(frame for frame in state[0])
+    """Whether some token could close a string already written from ``state``: a container open
+    somewhere that keeps one (a token may close a value, a container and begin a key)."""
+    return any(_seen(frame) for frame in state[0])
 
 
 class QuotedTokens:
@@ -106,8 +133,9 @@ class QuotedTokens:
         close it (and one more to leave a string first)."""
         frames, mode, key = state
         if mode == IN_KEY and b"\\" not in key:
-            spelled = [json.dumps(name, ensure_ascii=False)[1:-1].encode() for name in frames[-1]]
-            if all(name.isascii() and b"\\" not in s for name, s in zip(frames[-1], spelled)):
+            names = _seen(frames[-1])
+            spelled = [json.dumps(name, ensure_ascii=False)[1:-1].encode() for name in names]
+            if all(name.isascii() and b"\\" not in s for name, s in zip(names, spelled)):
                 found = [self.by_head.get(s[len(key):]) for s in spelled if s.startswith(key)]
                 # (and those spelling the rest with escapes, or closing a key further on)
                 return np.concatenate([f for f in found if f is not None] + [self.escaping, self.three])

@@ -81,18 +81,25 @@ class Matcher:
         return mask
 
     def _keys(self):
-        """The keys' walk after the tokens so far (``keys.py``), None where the grammar has no need
-        of distinct keys (a part lowered late may come to need them: the walk is made then)."""
-        if not self.dfa.program.distinct_keys:
+        """The walk of the strings kept so far (``keys.py``), None where the grammar has no need of
+        distinct strings (a part lowered late may come to need them: the walk is made then)."""
+        if not self.dfa.program.distinct_strings:
             return None
         walked = self.key_states
         while len(walked) <= len(self.tokens):
-            walked.append(keys.walk(walked[-1], self.vocab.token_bytes[self.tokens[len(walked) - 1]], strict=False))
+            n = len(walked) - 1
+            walked.append(self._walk_keys(walked[-1], self.history[n], self.tokens[n], strict=False))
         return walked[-1]
 
+    def _walk_keys(self, before, state: int, token_id: int, strict: bool = True):
+        """The strings' walk past ``token_id``, read from automaton state ``state``."""
+        data = self.vocab.token_bytes[token_id]
+        return keys.walk(before, data, strict, keys.unique_opener(self.dfa, state, data))
+
     def _repeating(self, mask) -> list[int]:
-        """The tokens ``mask`` allows that would close a key its object has: none where taking
-        them out would leave nothing (the object's free keys ran out: let through, said once)."""
+        """The tokens ``mask`` allows that would close a key its object has, or a string its unique
+        array has: none where taking them out would leave nothing (the strings that may come ran
+        out: let through, said once)."""
         state = self._keys()
         if state is None:
             return []
@@ -101,7 +108,7 @@ class Matcher:
         repeating = keys.repeating(state, mask, self.vocab)
         if repeating and np.count_nonzero(mask) == len(repeating):
             if not self.let_repeat:
-                log.warning("constrain: only a key its object already has can come next; letting it repeat.")
+                log.warning("constrain: only a key or unique item string written already can come next; letting it repeat.")
             self.let_repeat = True
             repeating = []
         self._repeats = (state, self.state, repeating)
@@ -157,12 +164,12 @@ class Matcher:
             return False
         before = self._keys()
         if before is not None:
-            after = keys.walk(before, self.vocab.token_bytes[token_id])
+            after = self._walk_keys(before, self.state, token_id)
             if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):
                 self.wedge(f"sampled token {token_id} ({self.vocab.token_bytes[token_id]!r}) writes a key its "
                            f"object already has, after {len(self.history)} tokens; the mask was bypassed")
                 return False
-            self.key_states.append(keys.walk(before, self.vocab.token_bytes[token_id], strict=False))
+            self.key_states.append(self._walk_keys(before, self.state, token_id, strict=False))
         self.history.append(self.state)
         self.tokens.append(token_id)
         self.state = nxt

@@ -80,7 +80,8 @@ class Program:
         # or ``STAND_IN`` (``stand_in``)
         self.waiting: dict[int, bool | str] = {}
         self.expander = None  # (program, fragment, start, final) -> None: writes a waiting fragment's body
-        self.distinct_keys = False  # a key written twice could pass an invalid document (``keys.py``)
+        self.distinct_strings = False  # a key or unique item written twice could pass an invalid document (``keys.py``)
+        self.unique_opens: set[int] = set()  # the states a uniqueItems array of strings opens into (``keys.py``)
         self.block_starts: list[int] = []  # each counted block's first state, in order
         # per state, after ``finish``: whether it pushes a depth-costing frame, ends its fragment, and
         # reads bytes only (its closure is itself); grown with every segment

@@ -441,18 +441,25 @@ ALIVE_MUTATIONS = [
      'return not chardfa.meets(*(__import__("compiler.regex").regex.pattern_dfa(p) for p in (pattern_a, pattern_b)))'),
 ]
 
-DISTINCT_TESTS = ["tests/test_distinct_keys.py"]
+DISTINCT_TESTS = ["tests/test_distinct_strings.py"]
 DISTINCT_MUTATIONS = [
     ("a count among free keys lets a key repeat", "compiler/containers.py",
-     "self.prog.distinct_keys = True  # a free key written twice would count twice", "pass  #"),
+     "self.prog.distinct_strings = True  # a free key written twice would count twice", "pass  #"),
     ("member by member: a free key judged twice lets a key repeat", "compiler/alive.py",
-     "self.prog.distinct_keys = True  # a free key written twice would be judged twice", "pass  #"),
+     "self.prog.distinct_strings = True  # a free key written twice would be judged twice", "pass  #"),
     ("the keys' walk reads an escaped quote as the string's end", "automaton/keys.py",
      "                mode = STRING_ESCAPE", "                pass"),
     ("a repeated key walked past the mask goes on", "automaton/matcher.py",
      "if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):", "if False:"),
+    ("a uniqueItems array of strings opens as any other", "compiler/containers.py",
+     "            self.prog.unique_opens.add(grid[0][0])", "            pass"),
+    ("the strings of a unique array passed over", "automaton/keys.py",
+     "mode = IN_KEY if mode == EXPECT_KEY or frames and type(frames[-1]) is tuple else IN_STRING",
+     "mode = IN_KEY if mode == EXPECT_KEY else IN_STRING"),
+    ("an array's opening judged from where the text began", "automaton/keys.py",
+     "at[0] = i\n", "pass\n"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
-     "return not self.program.distinct_keys or keys.walk(keys.START, data) is not keys.REPEATED", "return True"),
+     "return not self.program.distinct_strings or keys.walk(", "return True or keys.walk("),
 ]
 
 

@@ -235,7 +235,7 @@ class AliveObjects:
         regions: dict[tuple, list] = {}
         if any(b is not False for b in beyond) and (len({self._said_key(b) for b in beyond}) > 1 or any(
                 n >= 2 for n in least) or any(m is not None for m in most)):
-            self.prog.distinct_keys = True  # a free key written twice would be judged twice, or counted twice
+            self.prog.distinct_strings = True  # a free key written twice would be judged twice, or counted twice
 
         def split(j, alive):  # (value schema, the leaves it keeps) for name j (None: beyond the names)
             key = (j, alive)

@@ -67,12 +67,16 @@ class ContainerLowering:
         if len(also) > 1 and (least != 1 or most is not None):  # a set of those found has no counts
             raise UnsupportedKeyword(child(slot.pointer, "minContains" if least != 1 else "maxContains"), "contains",
                                      "minContains or maxContains beside a contains met from another allOf branch", slot.via)
+        unique_strings = False  # a uniqueItems array of open strings: kept apart where written (``keys.py``)
         if arr.unique and (hi is None or hi > 1):
             if also:
                 raise UnsupportedKeyword(child(slot.pointer, "uniqueItems"), "uniqueItems", "uniqueItems beside contains", slot.via)
-            positions = [(s, slot.at(prefix_word, i)) for i, s in enumerate(prefix)]
-            return self.distinct_items(positions + [(items, item_slot)], lo, hi, slot, src, dst)
-        if wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all:
+            unique_strings = not prefix and self.open_strings(items, item_slot)
+            if not unique_strings:
+                positions = [(s, slot.at(prefix_word, i)) for i, s in enumerate(prefix)]
+                return self.distinct_items(positions + [(items, item_slot)], lo, hi, slot, src, dst)
+        if (wanted is None and not prefix and hi is not None and hi - lo >= COUNTED_ITEMS_MIN and not self.writes_all
+                and not unique_strings):
             item, _ = self.callee(items, item_slot)
             if item is not None:
                 self.counted_items(item, lo, hi, src, dst)
@@ -81,6 +85,9 @@ class ContainerLowering:
         cap = hi if hi is not None else max(1, lo, len(prefix))
         grid = [[self.state(src) for _ in range(top + 1)] for _ in range(cap + 1)]
         self.prog.text(src, b"[", grid[0][0])
+        if unique_strings:
+            self.prog.unique_opens.add(grid[0][0])
+            self.prog.distinct_strings = True
         end = self.state(src)
         for n, row in enumerate(grid):
             for k, here in enumerate(row):
@@ -168,6 +175,13 @@ class ContainerLowering:
                     start = self.separated(here, n)
                 self.prog.call(start, frag, after)
         self.prog.text(end, b"]", dst)
+
+    def open_strings(self, schema, slot: Slot) -> bool:
+        """Whether ``schema`` allows strings alone, and no finite set of them (``finite_values``):
+        a uniqueItems array of them keeps its strings apart as they are written (``keys.py``)."""
+        target, _ = self.follow_refs(schema, slot)
+        return isinstance(target, dict) and self.reader.of(target).types == ("string",) and (
+            self.finite_values(schema, slot) is None)
 
     def finite_values(self, schema, slot: Slot, depth: int = 0) -> list | None:
         """A finite superset of the values ``schema`` allows, where one is plain to see: its
@@ -292,7 +306,7 @@ class ContainerLowering:
                                     (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless, every)
         n_min = sum(1 for m in members if m[3])
         if keys and (lo >= n_min + 2 or any(not is_trivial(value) for _, _, value in wanted)):
-            self.prog.distinct_keys = True  # a free key written twice would count twice, or be a witness twice
+            self.prog.distinct_strings = True  # a free key written twice would count twice, or be a witness twice
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
             return

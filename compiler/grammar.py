@@ -45,9 +45,11 @@ class Grammar:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
         if not self.is_accepting(self.automaton.walk(data)):
             return False
-        # where the grammar counts members or asks for a witness among free keys, one key twice
-        # is refused (as a matcher never writes it, ``automaton/keys.py``)
-        return not self.program.distinct_keys or keys.walk(keys.START, data) is not keys.REPEATED
+        # where the grammar counts members or asks for a witness among free keys, one key twice is
+        # refused, and a string twice in a uniqueItems array (as a matcher never writes them,
+        # ``automaton/keys.py``)
+        return not self.program.distinct_strings or keys.walk(
+            keys.START, data, unique_at=keys.unique_opener(self.automaton, self.start, data)) is not keys.REPEATED
 
     def accepts_prefix(self, text: str | bytes) -> bool:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)

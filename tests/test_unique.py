@@ -79,7 +79,9 @@ def test_each_value_at_most_once_and_the_exhausted_set_ends_the_array():
 
 
 @pytest.mark.parametrize("schema, pointer", [
-    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "/uniqueItems"),
+    ({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "string"}, "uniqueItems": True},
+     "/uniqueItems"),
+    ({"type": "array", "items": {"type": ["string", "integer"]}, "uniqueItems": True}, "/uniqueItems"),
     ({"uniqueItems": True}, "/uniqueItems"),
     ({"properties": {"a": {"type": "array", "items": {"type": "integer", "minimum": 0}, "uniqueItems": True}}},
      "/properties/a/uniqueItems"),

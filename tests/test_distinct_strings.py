@@ -1,8 +1,10 @@
-"""A key never written twice where a repeat would pass an invalid document (``automaton/keys.py``).
+"""A key or a unique array's string never written twice where a repeat would pass an invalid
+document (``automaton/keys.py``).
 
 JSON parsers keep a repeated key's last value, so where the grammar counts members among free
 keys or asks some member to be a witness, ``{"a": 1, "a": 2}`` is text the automaton alone would
-pass with a document that is invalid. ``accepts`` refuses it and a matcher never writes it."""
+pass with a document that is invalid; distinct strings of a ``uniqueItems`` array are no regular
+language either. ``accepts`` refuses such text and a matcher never writes it."""
 
 import json
 import random
@@ -24,12 +26,19 @@ WITNESS = {"type": "object", "required": ["abcd"], "allOf": [
     {"not": {"patternProperties": {"b": {"type": "array", "items": {"multipleOf": 4}}}}}]}
 # a oneOf decided member by member: the first branch counts members, the second judges values
 ALIVE = {"type": "object", "oneOf": [{"maxProperties": 1}, {"additionalProperties": {"type": "integer"}}]}
+# strings of a uniqueItems array, nested in another (itself free to repeat) and beside a plain one
+UNIQUE = {"type": "object", "required": ["tags"], "properties": {
+    "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "uniqueItems": True, "minItems": 2},
+    "rows": {"type": "array", "items": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+    "free": {"type": "array", "items": {"type": "string"}}}}
 
 
 @pytest.mark.parametrize("schema, repeated, distinct", [
     (COUNTED, '{"a": 1, "b": 2, "a": 3}', '{"a": 1, "b": 2, "c": 3}'),
     (WITNESS, '{"abcd": [20, 40], "ab": [10, 15], "ab": [20, 40]}', '{"abcd": [20, 40], "ab": [10, 15]}'),
     (ALIVE, '{"a": 1, "a": 2}', '{"a": 1, "b": 2}'),
+    (UNIQUE, '{"tags": ["a", "b", "a"]}', '{"tags": ["a", "b"], "rows": [["a"], ["a"]], "free": ["a", "a"]}'),
+    (UNIQUE, '{"tags": ["a", "b"], "rows": [["a", "b"], ["b", "\\u0062"]]}', '{"tags": ["ab", "a\\u0062c"]}'),
 ])
 def test_accepts_refuses_a_repeated_key_whose_document_is_invalid(schema, repeated, distinct):
     grammar = constrain.compile(schema)
@@ -75,8 +84,19 @@ def test_the_mask_never_closes_a_key_its_object_has(vocabulary_by_name):
     assert m.mask()[[t for t in range(vocab.size) if vocab.token_bytes[t] == b'a"']].sum() == 0
 
 
-@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE])
-def test_sampled_documents_have_distinct_keys_and_are_valid(vocabulary_by_name, schema):
+def test_the_mask_never_closes_a_string_its_unique_array_has(vocabulary_by_name):
+    vocab = vocabulary_by_name("llama-bpe")
+    m = Matcher(constrain.compile(UNIQUE), vocab)
+    _masked_walk(m, vocab, b'{"tags": ["a", "b", "a')
+    closes = [t for t in range(vocab.size) if vocab.token_bytes[t] in (b'"', b'",', b'"]', b'", ')]
+    assert closes and not m.mask()[closes].any()
+    assert m.mask()[[t for t in range(vocab.size) if vocab.token_bytes[t] == b'c"']].all()
+    _masked_walk(m, vocab, b'b"], "rows": [["a", "b"], ["a')  # another array: its own strings
+    assert m.mask()[closes].any()
+
+
+@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE])
+def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_name, schema):
     """Random tokens from the mask, those of a few letters preferred (keys from a small
     alphabet: repeats likely, as from a model that keeps to a few words): each document parses
     with distinct keys and is valid."""
@@ -84,7 +104,7 @@ def test_sampled_documents_have_distinct_keys_and_are_valid(vocabulary_by_name, 
     grammar = constrain.compile(schema, whitespace="compact")
     rng = random.Random(7)
     validator = jsonschema.Draft202012Validator(schema)
-    few = np.array([bool(data) and set(data) <= set(b'{}[]",:abcdxy0125') for data in vocab.token_bytes])
+    few = np.array([bool(data) and set(data) <= set(b'{}[]",:ab0125') for data in vocab.token_bytes])
 
     def distinct(pairs):
         names = [k for k, _ in pairs]
