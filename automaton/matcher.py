@@ -28,12 +28,13 @@ log = logging.getLogger("constrain")
 class Matcher:
     """``Matcher(grammar, vocab)``: masks come from the index the grammar shares for that vocabulary."""
 
-    __slots__ = ("index", "dfa", "vocab", "state", "history", "wedged", "finished", "tokens", "key_states", "let_repeat",
-                 "_repeats")
+    __slots__ = ("index", "dfa", "program", "vocab", "state", "history", "wedged", "finished", "tokens", "key_states",
+                 "let_repeat", "_repeats")
 
     def __init__(self, grammar, vocab, *, _index=None):
         self.index = _index or token_index(grammar, vocab)
         self.dfa = self.index.dfa
+        self.program = self.dfa.program  # (asked each step whether it needs distinct strings)
         self.vocab = vocab
         self.reset()
 
@@ -73,17 +74,18 @@ class Matcher:
         except AutomatonTooLarge as exc:  # a limit, not the caller's fault: end the sequence cleanly
             self.wedge(f"{exc}")
             return self.index.eos_only
-        repeating = self._repeating(mask)
-        if repeating:
-            mask = mask.copy()
-            mask[repeating] = False
-            mask.flags.writeable = False
+        if self.program.distinct_strings:  # (most grammars: no walk of their strings)
+            repeating = self._repeating(mask)
+            if repeating:
+                mask = mask.copy()
+                mask[repeating] = False
+                mask.flags.writeable = False
         return mask
 
     def _keys(self):
         """The walk of the strings kept so far (``keys.py``), None where the grammar has no need of
         distinct strings (a part lowered late may come to need them: the walk is made then)."""
-        if not self.dfa.program.distinct_strings:
+        if not self.program.distinct_strings:
             return None
         walked = self.key_states
         while len(walked) <= len(self.tokens):
@@ -124,7 +126,7 @@ class Matcher:
         except AutomatonTooLarge as exc:
             self.wedge(f"{exc}")
             return None
-        if self._keys() is not None and keys.may_repeat(self._keys()):  # a mask of its own where a key may repeat
+        if self.program.distinct_strings and keys.may_repeat(self._keys()):  # a mask of its own where a string may repeat
             repeating = self._repeating(self.index.mask(self.state))
             return (shared, *repeating) if repeating else shared
         return shared
@@ -162,12 +164,12 @@ class Matcher:
             self.wedge(f"sampled token {token_id} ({data!r}) cannot follow automaton state {self.state} "
                         f"after {len(self.history)} tokens; the mask was bypassed")
             return False
-        before = self._keys()
-        if before is not None:
+        if self.program.distinct_strings:
+            before = self._keys()
             after = self._walk_keys(before, self.state, token_id)
             if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):
-                self.wedge(f"sampled token {token_id} ({self.vocab.token_bytes[token_id]!r}) writes a key its "
-                           f"object already has, after {len(self.history)} tokens; the mask was bypassed")
+                self.wedge(f"sampled token {token_id} ({self.vocab.token_bytes[token_id]!r}) writes a key or unique "
+                           f"item string a second time, after {len(self.history)} tokens; the mask was bypassed")
                 return False
             self.key_states.append(self._walk_keys(before, self.state, token_id, strict=False))
         self.history.append(self.state)
