@@ -174,7 +174,7 @@ def test_a_dynamic_ref_that_leads_nowhere_is_an_error_naming_it():
 def test_an_error_in_a_copied_schema_names_the_place_written():
     """The copies of ``/$defs/tree`` are ``/$defs/tree`` again: a refusal inside one points there."""
     tree = {"$id": "tree", "$dynamicAnchor": "node", "type": "object",
-            "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "properties": {"tags": {"type": "array", "items": {"type": "object"}, "uniqueItems": True},
                            "children": {"type": "array", "items": {"$dynamicRef": "#node"}}}}
     schema = {"$schema": DRAFT, "$id": ROOT, "$dynamicAnchor": "node", "$ref": "tree", "$defs": {"tree": tree}}
     with pytest.raises(UnsupportedKeyword) as info:
