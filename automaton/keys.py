@@ -69,8 +69,8 @@ def walk(state, data: bytes, strict: bool = True, unique_at=None):
             frames, mode = frames + ((frozenset(),) if unique_at is not None and unique_at(i) else None,), OUTSIDE
         elif b in (0x7D, 0x5D):  # } ]
             frames, mode = frames[:-1], OUTSIDE
-        elif b == 0x2C:  # ,
-            mode = EXPECT_KEY if frames and type(frames[-1]) is frozenset else OUTSIDE
+        elif b == 0x2C:  # , (a key or a unique array's string is due)
+            mode = EXPECT_KEY if frames and frames[-1] is not None else OUTSIDE
         elif b == 0x3A:  # :
             mode = OUTSIDE
     return frames, mode, key
@@ -125,6 +125,15 @@ class QuotedTokens:
             by_head.setdefault(token_bytes[t].split(b'"', 1)[0], []).append(int(t))
         self.by_head = {head: np.array(ids) for head, ids in by_head.items()}
         self.escaping = np.array([t for head, ids in by_head.items() if b"\\" in head for t in ids], dtype=np.int64)
+        by_bytes: dict[bytes, list[int]] = {}
+        for t, data in enumerate(token_bytes):
+            if data and b'"' not in data:
+                by_bytes.setdefault(data, []).append(t)
+        self.by_bytes = {data: np.array(ids) for data, ids in by_bytes.items()}
+        self.backslashed = np.array([t for data, ids in by_bytes.items() if b"\\" in data for t in ids], dtype=np.int64)
+        self.blank = np.array([t for data, ids in by_bytes.items() if not data.strip(b" \t\n\r") for t in ids], dtype=np.int64)
+        self.commas = np.array([t for t, data in enumerate(token_bytes) if data and b"," in data], dtype=np.int64)
+        self.closing_commas = np.array([t for t in self.commas if b'"' in token_bytes[t]], dtype=np.int64)
 
     def candidates(self, state) -> np.ndarray:
         """Tokens that might close a key already written from ``state``: inside a plain key, those
@@ -143,6 +152,22 @@ class QuotedTokens:
             return self.one
         return self.three if mode in (IN_STRING, STRING_ESCAPE) else self.two
 
+
+    def stranding_candidates(self, walked) -> np.ndarray:
+        """Tokens after which a kept string may be due or being written toward one written
+        already (``stranding``): inside one, those spelling more of one of them (or with an
+        escape), or closing it and going on past a comma; where one is due, blanks and those with
+        a quote; elsewhere those with a comma."""
+        frames, mode, key = walked
+        if mode in (IN_KEY, KEY_ESCAPE):
+            found = [self.backslashed, self.closing_commas]
+            for name in _seen(frames[-1]):
+                spelled = json.dumps(name, ensure_ascii=False)[1:-1].encode()
+                if spelled.startswith(key):
+                    rest = spelled[len(key):]
+                    found += [self.by_bytes[rest[:j]] for j in range(1, len(rest) + 1) if rest[:j] in self.by_bytes]
+            return np.concatenate(found)
+        return np.concatenate([self.one, self.blank]) if mode == EXPECT_KEY else self.commas
 
 _QUOTED: dict[str, QuotedTokens] = {}  # per vocabulary fingerprint (a process serves a few)
 
@@ -164,3 +189,71 @@ def repeating(state, mask: np.ndarray, vocab) -> list[int]:
     candidates = quoted_tokens(vocab).candidates(state)
     token_bytes = vocab.token_bytes
     return [int(t) for t in candidates[mask[candidates]] if walk(state, token_bytes[t]) is REPEATED]
+
+
+SEARCH_BUDGET = 64  # automaton states a search for a fresh string expands (past them: taken as found)
+# bytes in the order a search tries them: the quote first (a string closes soonest), then plain text
+_ORDER = sorted(range(256), key=lambda b: (b != _QUOTE, not (0x30 <= b <= 0x39 or 0x41 <= b <= 0x7A), b))
+_BYTES = [bytes((b,)) for b in range(256)]
+
+
+def stranded(dfa, state: int, walked) -> bool:
+    """Whether the kept string being written (or due next, past a ``,``) can close only as one
+    its container has: a depth-first search of the automaton's bytes from ``state``, each state's
+    bytes tried one at a time (a fresh string mostly closes a byte or two on), up to
+    ``SEARCH_BUDGET`` states (past them, not stranded)."""
+    targets, picks = dfa.parts(state)
+    stack, visited = [(targets, picks, walked, iter(_ORDER))], {(state, walked)}
+    while stack:
+        targets, picks, w, untried = stack[-1]
+        b = next((b for b in untried if picks[b]), None)
+        if b is None:
+            stack.pop()
+            continue
+        after = walk(w, _BYTES[b])
+        if after is REPEATED:
+            continue
+        if w[1] == IN_KEY and after[1] == OUTSIDE:
+            return False  # closed, and fresh
+        target = targets[picks[b]]
+        if (target, after) in visited:
+            continue
+        if len(visited) >= SEARCH_BUDGET:
+            return False
+        visited.add((target, after))
+        stack.append((*dfa.parts(target), after, iter(_ORDER)))
+    return True
+
+
+def _due(walked) -> bool:
+    """Whether a kept string is being written, or is due next (past a ``,``), in a container that
+    has some, and may yet close as one of them (what ``stranded`` asks)."""
+    frames, mode, key = walked
+    if not frames or mode not in (IN_KEY, KEY_ESCAPE, EXPECT_KEY):
+        return False
+    kept = _seen(frames[-1])
+    if not kept or mode == EXPECT_KEY:
+        return bool(kept)
+    for cut in range(min(len(key), 12) + 1):  # (an escape or a character may be cut short)
+        try:
+            written = json.loads(b'"' + key[:len(key) - cut] + b'"')
+        except ValueError:
+            continue
+        return any(name.startswith(written) for name in kept)
+    return True
+
+
+def stranding(dfa, state: int, walked, mask: np.ndarray, vocab) -> list[int]:
+    """The tokens ``mask`` allows after which the kept string being written (or due next) can
+    close only as one its container has (``stranded``): a finite set of them, all written."""
+    if not may_repeat(walked):
+        return []
+    found = quoted_tokens(vocab).stranding_candidates(walked)
+    token_bytes = vocab.token_bytes
+    out = []
+    for t in found[mask[found]]:
+        data = token_bytes[t]
+        after = walk(walked, data)
+        if after is not REPEATED and _due(after) and stranded(dfa, dfa.walk(data, state), after):
+            out.append(int(t))
+    return out

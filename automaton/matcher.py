@@ -100,14 +100,15 @@ class Matcher:
 
     def _repeating(self, mask) -> list[int]:
         """The tokens ``mask`` allows that would close a key its object has, or a string its unique
-        array has: none where taking them out would leave nothing (the strings that may come ran
-        out: let through, said once)."""
+        array has, or after which such a string can only be one of those (``keys.stranding``):
+        none where taking them out would leave nothing (the strings that may come ran out: let
+        through, said once)."""
         state = self._keys()
         if state is None:
             return []
         if self._repeats[0] is state and self._repeats[1] == self.state:
             return self._repeats[2]
-        repeating = keys.repeating(state, mask, self.vocab)
+        repeating = keys.repeating(state, mask, self.vocab) + keys.stranding(self.dfa, self.state, state, mask, self.vocab)
         if repeating and np.count_nonzero(mask) == len(repeating):
             if not self.let_repeat:
                 log.warning("constrain: only a key or unique item string written already can come next; letting it repeat.")

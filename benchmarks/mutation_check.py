@@ -458,6 +458,10 @@ DISTINCT_MUTATIONS = [
      "mode = IN_KEY if mode == EXPECT_KEY else IN_STRING"),
     ("an array's opening judged from where the text began", "automaton/keys.py",
      "at[0] = i\n", "pass\n"),
+    ("a string due from a finite set, all written, left in the mask", "automaton/matcher.py",
+     " + keys.stranding(self.dfa, self.state, state, mask, self.vocab)", ""),
+    ("a token closing a kept string and opening the next left unjudged", "automaton/keys.py",
+     "found = [self.backslashed, self.closing_commas]", "found = [self.backslashed]"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
      "return not self.program.distinct_strings or keys.walk(", "return True or keys.walk("),
 ]

@@ -94,9 +94,31 @@ def test_the_mask_never_closes_a_string_its_unique_array_has(vocabulary_by_name)
     _masked_walk(m, vocab, b'b"], "rows": [["a", "b"], ["a')  # another array: its own strings
     assert m.mask()[closes].any()
 
+# free keys and item strings from a finite set: what is left of them must stay reachable
+FINITE_KEYS = {"type": "object", "propertyNames": {"enum": ["a", "b", "c"]}, "minProperties": 2,
+               "additionalProperties": {"type": "integer"}}
+FINITE_ITEMS = {"type": "array", "items": {"type": "string", "pattern": "^(x|y|zz)$"}, "uniqueItems": True}
 
-@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE])
-def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_name, schema):
+
+@pytest.mark.parametrize("schema, text, stranding", [
+    (FINITE_KEYS, b'{"a": 1, "b": 2, "c": 3', [b",", b", "]),
+    (FINITE_KEYS, b'{"a": 1, "b": 2, ', [b'"a', b'"b', b'"a"', b'"b":']),
+    (FINITE_ITEMS, b'["x", "zz", "y"', [b",", b", ", b', "']),
+    (FINITE_ITEMS, b'["x", "zz", "', [b"x", b"z", b"zz"]),
+])
+def test_a_finite_set_of_strings_never_strands_a_generation(vocabulary_by_name, schema, text, stranding):
+    """A token after which the string due could only repeat one (all of a finite set written) is
+    out of the mask, so the mask never empties on the way."""
+    vocab = vocabulary_by_name("llama-bpe")
+    m = Matcher(constrain.compile(schema), vocab)
+    _masked_walk(m, vocab, text)
+    out = [t for t in range(vocab.size) if vocab.token_bytes[t] in stranding]
+    assert out and not m.mask()[out].any()
+    assert m.mask().any()
+
+
+@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE, FINITE_KEYS, FINITE_ITEMS])
+def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_name, schema, caplog):
     """Random tokens from the mask, those of a few letters preferred (keys from a small
     alphabet: repeats likely, as from a model that keeps to a few words): each document parses
     with distinct keys and is valid."""
@@ -104,7 +126,7 @@ def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_nam
     grammar = constrain.compile(schema, whitespace="compact")
     rng = random.Random(7)
     validator = jsonschema.Draft202012Validator(schema)
-    few = np.array([bool(data) and set(data) <= set(b'{}[]",:ab0125') for data in vocab.token_bytes])
+    few = np.array([bool(data) and set(data) <= set(b'{}[]",:abxyz0125') for data in vocab.token_bytes])
 
     def distinct(pairs):
         names = [k for k, _ in pairs]
@@ -128,3 +150,4 @@ def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_nam
             assert validator.is_valid(json.loads(text, object_pairs_hook=distinct)), text
             finished += 1
     assert finished >= 8
+    assert not [r for r in caplog.records if r.name == "constrain"]  # never let through, never wedged
