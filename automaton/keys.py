@@ -131,7 +131,8 @@ class QuotedTokens:
                 by_bytes.setdefault(data, []).append(t)
         self.by_bytes = {data: np.array(ids) for data, ids in by_bytes.items()}
         self.backslashed = np.array([t for data, ids in by_bytes.items() if b"\\" in data for t in ids], dtype=np.int64)
-        self.blank = np.array([t for data, ids in by_bytes.items() if not data.strip(b" \t\n\r") for t in ids], dtype=np.int64)
+        self.blank = np.array([t for data, ids in by_bytes.items() if not data.strip(b" \t\n\r") for t in ids],
+                              dtype=np.int64)
         self.commas = np.array([t for t, data in enumerate(token_bytes) if data and b"," in data], dtype=np.int64)
         self.closing_commas = np.array([t for t in self.commas if b'"' in token_bytes[t]], dtype=np.int64)
 

@@ -108,10 +108,12 @@ class Matcher:
             return []
         if self._repeats[0] is state and self._repeats[1] == self.state:
             return self._repeats[2]
-        repeating = keys.repeating(state, mask, self.vocab) + keys.stranding(self.dfa, self.state, state, mask, self.vocab)
+        repeating = keys.repeating(state, mask, self.vocab)
+        repeating += keys.stranding(self.dfa, self.state, state, mask, self.vocab)
         if repeating and np.count_nonzero(mask) == len(repeating):
             if not self.let_repeat:
-                log.warning("constrain: only a key or unique item string written already can come next; letting it repeat.")
+                log.warning("constrain: only a key or unique item string written already can come next; "
+                            "letting it repeat.")
             self.let_repeat = True
             repeating = []
         self._repeats = (state, self.state, repeating)
@@ -127,7 +129,7 @@ class Matcher:
         except AutomatonTooLarge as exc:
             self.wedge(f"{exc}")
             return None
-        if self.program.distinct_strings and keys.may_repeat(self._keys()):  # a mask of its own where a string may repeat
+        if self.program.distinct_strings and keys.may_repeat(self._keys()):  # its own mask where a string may repeat
             repeating = self._repeating(self.index.mask(self.state))
             return (shared, *repeating) if repeating else shared
         return shared

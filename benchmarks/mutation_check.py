@@ -459,7 +459,7 @@ DISTINCT_MUTATIONS = [
     ("an array's opening judged from where the text began", "automaton/keys.py",
      "at[0] = i\n", "pass\n"),
     ("a string due from a finite set, all written, left in the mask", "automaton/matcher.py",
-     " + keys.stranding(self.dfa, self.state, state, mask, self.vocab)", ""),
+     "repeating += keys.stranding(self.dfa, self.state, state, mask, self.vocab)", "pass"),
     ("a token closing a kept string and opening the next left unjudged", "automaton/keys.py",
      "found = [self.backslashed, self.closing_commas]", "found = [self.backslashed]"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
