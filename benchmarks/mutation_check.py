@@ -463,7 +463,7 @@ DISTINCT_MUTATIONS = [
     ("a token closing a kept string and opening the next left unjudged", "automaton/keys.py",
      "found = [self.backslashed, self.closing_commas]", "found = [self.backslashed]"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
-     "return not self.program.distinct_strings or keys.walk(", "return True or keys.walk("),
+     "return self.program.distinct_strings and keys.walk(", "return False and keys.walk("),
 ]
 
 

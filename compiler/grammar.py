@@ -43,17 +43,18 @@ class Grammar:
     def accepts(self, text: str | bytes) -> bool:
         """Whether ``text`` is a complete document valid against the schema (in canonical shape)."""
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        if not self.is_accepting(self.automaton.walk(data)):
-            return False
-        # where the grammar counts members or asks for a witness among free keys, one key twice is
-        # refused, and a string twice in a uniqueItems array (as a matcher never writes them,
-        # ``automaton/keys.py``)
-        return not self.program.distinct_strings or keys.walk(
-            keys.START, data, unique_at=keys.unique_opener(self.automaton, self.start, data)) is not keys.REPEATED
+        return self.is_accepting(self.automaton.walk(data)) and not self._repeats(data)
 
     def accepts_prefix(self, text: str | bytes) -> bool:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return self.automaton.walk(data) != DEAD
+        return self.automaton.walk(data) != DEAD and not self._repeats(data)
+
+    def _repeats(self, data: bytes) -> bool:
+        """Whether ``data`` writes a key twice where the grammar counts members or asks for a
+        witness among free keys, or a string twice in a uniqueItems array (what a matcher never
+        writes, ``automaton/keys.py``); ``data`` is walked by the automaton already."""
+        return self.program.distinct_strings and keys.walk(
+            keys.START, data, unique_at=keys.unique_opener(self.automaton, self.start, data)) is keys.REPEATED
 
     def find_trap(self, budget: int = 10_000) -> tuple[int, bytes] | None:
         """A reachable state from which no accepting state can be reached, with a path to it.
