@@ -94,6 +94,8 @@ def unique_opener(dfa, state: int, data: bytes):
 
 def _decoded(raw: bytes) -> str:
     """A string's text as a parser reads it (a malformed one as its bytes: the automaton refuses it)."""
+    if raw.isascii() and b"\\" not in raw:
+        return raw.decode()  # (most keys: no escape to read)
     try:
         return json.loads(b'"' + raw + b'"')
     except ValueError:
@@ -133,8 +135,21 @@ class QuotedTokens:
         self.backslashed = np.array([t for data, ids in by_bytes.items() if b"\\" in data for t in ids], dtype=np.int64)
         self.blank = np.array([t for data, ids in by_bytes.items() if not data.strip(b" \t\n\r") for t in ids],
                               dtype=np.int64)
-        self.commas = np.array([t for t, data in enumerate(token_bytes) if data and b"," in data], dtype=np.int64)
-        self.closing_commas = np.array([t for t in self.commas if b'"' in token_bytes[t]], dtype=np.int64)
+        # what a token leaves due: a comma and blanks after it, or the text after its last quote
+        self.comma_blank = np.array([t for t, data in enumerate(token_bytes)
+                                     if data and b"," in data and not data.rsplit(b",", 1)[1].strip(b" \t\n\r")],
+                                    dtype=np.int64)
+        self.quoted_comma_blank = np.array([t for t in self.comma_blank if b'"' in token_bytes[t]], dtype=np.int64)
+        by_tail: dict[bytes, list[int]] = {}
+        escaped = []
+        for t in self.one:
+            data = token_bytes[t]
+            if b"\\" in data:
+                escaped.append(int(t))
+            else:
+                by_tail.setdefault(data.rsplit(b'"', 1)[1], []).append(int(t))
+        self.by_tail = {tail: np.array(ids) for tail, ids in by_tail.items()}
+        self.escaped = np.array(escaped, dtype=np.int64)
 
     def candidates(self, state) -> np.ndarray:
         """Tokens that might close a key already written from ``state``: inside a plain key, those
@@ -153,22 +168,29 @@ class QuotedTokens:
             return self.one
         return self.three if mode in (IN_STRING, STRING_ESCAPE) else self.two
 
-
     def stranding_candidates(self, walked) -> np.ndarray:
-        """Tokens after which a kept string may be due or being written toward one written
-        already (``stranding``): inside one, those spelling more of one of them (or with an
-        escape), or closing it and going on past a comma; where one is due, blanks and those with
-        a quote; elsewhere those with a comma."""
+        """Tokens after which a kept string may be due, or written toward one written already
+        (``stranding``): those ending past a comma (inside a string, those leaving it first),
+        those whose text after their last quote begins one written (in any open container: a
+        token may close some first), those with an escape; where one is due, blanks; inside one
+        that begins one written, those spelling more of it."""
         frames, mode, key = walked
-        if mode in (IN_KEY, KEY_ESCAPE):
-            found = [self.backslashed, self.closing_commas]
+        inside = mode not in (OUTSIDE, EXPECT_KEY)
+        found = [self.quoted_comma_blank if inside else self.comma_blank, self.escaped]
+        if mode == EXPECT_KEY:
+            found.append(self.blank)
+        for name in frozenset().union(*(_seen(frame) for frame in frames)):
+            spelled = json.dumps(name, ensure_ascii=False)[1:-1].encode()
+            found += [self.by_tail[spelled[:j]] for j in range(len(spelled) + 1) if spelled[:j] in self.by_tail]
+        if mode in (IN_KEY, KEY_ESCAPE) and _due(walked):
+            found.append(self.backslashed)
             for name in _seen(frames[-1]):
                 spelled = json.dumps(name, ensure_ascii=False)[1:-1].encode()
                 if spelled.startswith(key):
                     rest = spelled[len(key):]
                     found += [self.by_bytes[rest[:j]] for j in range(1, len(rest) + 1) if rest[:j] in self.by_bytes]
-            return np.concatenate(found)
-        return np.concatenate([self.one, self.blank]) if mode == EXPECT_KEY else self.commas
+        return np.unique(np.concatenate(found))
+
 
 _QUOTED: dict[str, QuotedTokens] = {}  # per vocabulary fingerprint (a process serves a few)
 
@@ -235,6 +257,9 @@ def _due(walked) -> bool:
     kept = _seen(frames[-1])
     if not kept or mode == EXPECT_KEY:
         return bool(kept)
+    if key.isascii() and b"\\" not in key:
+        written = key.decode()
+        return any(name.startswith(written) for name in kept)
     for cut in range(min(len(key), 12) + 1):  # (an escape or a character may be cut short)
         try:
             written = json.loads(b'"' + key[:len(key) - cut] + b'"')

@@ -36,6 +36,8 @@ class Matcher:
         self.dfa = self.index.dfa
         self.program = self.dfa.program  # (asked each step whether it needs distinct strings)
         self.vocab = vocab
+        if self.program.distinct_strings:
+            keys.quoted_tokens(vocab)  # built once per vocabulary, with the index rather than at some token
         self.reset()
 
     def reset(self) -> None:

@@ -460,8 +460,9 @@ DISTINCT_MUTATIONS = [
      "at[0] = i\n", "pass\n"),
     ("a string due from a finite set, all written, left in the mask", "automaton/matcher.py",
      "repeating += keys.stranding(self.dfa, self.state, state, mask, self.vocab)", "pass"),
-    ("a token closing a kept string and opening the next left unjudged", "automaton/keys.py",
-     "found = [self.backslashed, self.closing_commas]", "found = [self.backslashed]"),
+    ("a token opening a kept string left unjudged", "automaton/keys.py",
+     "found += [self.by_tail[spelled[:j]] for j in range(len(spelled) + 1) if spelled[:j] in self.by_tail]",
+     "pass"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
      "return self.program.distinct_strings and keys.walk(", "return False and keys.walk("),
 ]
