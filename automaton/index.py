@@ -222,19 +222,24 @@ class VocabTries:
 
 
 _TRIES: dict[str, VocabTries] = {}
-_TRIES_LOCK = threading.Lock()
+_VOCAB_LOCK = threading.Lock()
 
 
 def vocab_tries(vocab) -> VocabTries:
     """The tries of a vocabulary, built once per vocabulary (a few seconds for 128k tokens)."""
+    return per_vocabulary(_TRIES, vocab, VocabTries)
+
+
+def per_vocabulary(kept: dict, vocab, make):
+    """``make(vocab.token_bytes)``, made once per vocabulary and kept in ``kept`` (the last 8)."""
     key = vocab.fingerprint()
-    with _TRIES_LOCK:
-        tries = _TRIES.get(key)
-        if tries is None:
-            if len(_TRIES) >= 8:
-                _TRIES.pop(next(iter(_TRIES)))
-            tries = _TRIES[key] = VocabTries(vocab.token_bytes)
-    return tries
+    with _VOCAB_LOCK:
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= 8:
+                kept.pop(next(iter(kept)))
+            found = kept[key] = make(vocab.token_bytes)
+    return found
 
 
 class MaskLedger:

@@ -24,6 +24,8 @@ import json
 
 import numpy as np
 
+from .index import per_vocabulary
+
 OUTSIDE, EXPECT_KEY, IN_KEY, KEY_ESCAPE, IN_STRING, STRING_ESCAPE = range(6)  # IN_KEY: a string kept
 START = ((), OUTSIDE, b"")
 REPEATED = None  # the walk of a token that closes a key or item string written already
@@ -196,13 +198,7 @@ _QUOTED: dict[str, QuotedTokens] = {}  # per vocabulary fingerprint (a process s
 
 
 def quoted_tokens(vocab) -> QuotedTokens:
-    key = vocab.fingerprint()
-    found = _QUOTED.get(key)
-    if found is None:
-        if len(_QUOTED) >= 8:
-            _QUOTED.pop(next(iter(_QUOTED)))
-        found = _QUOTED[key] = QuotedTokens(vocab.token_bytes)
-    return found
+    return per_vocabulary(_QUOTED, vocab, QuotedTokens)
 
 
 def repeating(state, mask: np.ndarray, vocab) -> list[int]:
