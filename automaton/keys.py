@@ -116,8 +116,10 @@ def may_repeat(state) -> bool:
 
 
 class QuotedTokens:
-    """A vocabulary's tokens holding a quote (the only ones that can close a key): by how many,
-    and those with one by the bytes before it (what they add to a key they close)."""
+    """A vocabulary's tokens as the walk of kept strings asks for them: those holding a quote (the
+    only ones that can close a string) by how many, by the text before the first (what they add
+    to a string they close) and after the last (what they begin); the plain ones by their bytes;
+    blanks; those ending past a comma."""
 
     def __init__(self, token_bytes):
         counts = np.array([data.count(b'"') if data else 0 for data in token_bytes], dtype=np.int32)
