@@ -463,6 +463,8 @@ DISTINCT_MUTATIONS = [
     ("a token opening a kept string left unjudged", "automaton/keys.py",
      "found += [self.by_tail[spelled[:j]] for j in range(len(spelled) + 1) if spelled[:j] in self.by_tail]",
      "pass"),
+    ("more members than distinct keys taken as satisfiable", "compiler/containers.py",
+     "if named + sum(k[4].count_up_to(lo) for k in keys) < lo:", "if False:"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
      "return self.program.distinct_strings and keys.walk(", "return False and keys.walk("),
 ]

@@ -159,6 +159,31 @@ class CharDFA:
         return True
 
 
+    def count_up_to(self, bound: int) -> int:
+        """How many strings the automaton accepts, or ``bound + 1`` where more (or infinitely
+        many): a string that loops through a state that can finish is infinitely many."""
+        live = self.finishing()
+        if self.start not in live:
+            return 0
+        counts: dict[int, int] = {}
+        stack, on_path = [(self.start, iter(self.edges[self.start]))], {self.start}
+        while stack:
+            q, edges = stack[-1]
+            for lo, hi, t in edges:
+                if t not in live or t in counts:
+                    continue
+                if t in on_path:
+                    return bound + 1  # a loop among states that can finish
+                on_path.add(t)
+                stack.append((t, iter(self.edges[t])))
+                break
+            else:
+                stack.pop()
+                on_path.discard(q)
+                total = sum((hi - lo + 1) * counts[t] for lo, hi, t in self.edges[q] if t in live)
+                counts[q] = min(int(q in self.accepting) + total, bound + 1)
+        return counts[self.start]
+
 def any_string() -> CharDFA:
     """Every string (one accepting state looping on every scalar)."""
     return CharDFA(0, [[(0, MAX_SCALAR, 0)]], {0})

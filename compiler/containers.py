@@ -307,15 +307,19 @@ class ContainerLowering:
         n_min = sum(1 for m in members if m[3])
         if keys and (lo >= n_min + 2 or any(not is_trivial(value) for _, _, value in wanted)):
             self.prog.distinct_strings = True  # a free key written twice would count twice, or be a witness twice
+            named = sum(1 for m in members if m[1] is not False)
+            if named + sum(k[4].count_up_to(lo) for k in keys) < lo:  # (each key once: so few of them)
+                self.never(slot, "minProperties above the distinct keys the object allows")
+                return
         if hi is not None and (lo > hi or n_min > hi):
             self.never(slot, "more properties required than maxProperties allows")
             return
         cap = max(1, lo) if hi is None else hi
-        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where, _ in keys]
+        extras = [self.member(lambda a, b, k=k: self.prog.call(a, k, b), sub, where) for k, sub, where, _, _ in keys]
         # additional members that are witnesses some 'some member' asks for, holding their values:
         # (member, the set of them it is a witness of, as a bit mask)
         witnesses = []
-        for k, sub, where, inside in keys:
+        for k, sub, where, inside, _ in keys:
             for mask in range(1, 1 << len(wanted)):
                 if mask & inside == mask:
                     value = sub
@@ -430,7 +434,8 @@ class ContainerLowering:
         self.prog.call(self.separated(src, count), member, dst)
 
     def additional_keys(self, names, pattern_dfas, extra, slot: Slot, wanted=(), allowed=None, unless=(), every=None):
-        """(key fragment, value schema, slot, whose witness it may be as a bit mask) for keys beyond the names.
+        """(key fragment, value schema, slot, whose witness it may be as a bit mask, the keys'
+        automaton) for keys beyond the names.
 
         The keys are split into regions by which patterns they match (and whether a witness of
         'some member' may have them); a key matching several patterns must satisfy all their
@@ -474,7 +479,7 @@ class ContainerLowering:
                     schema = both(schema, sub)
             if schema is not False:
                 out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
-                            schema, where, inside))
+                            schema, where, inside, keys))
         return out
 
     def key_regions(self, names, dfas, slot: Slot, allowed=None):

@@ -151,3 +151,16 @@ def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_nam
             finished += 1
     assert finished >= 8
     assert not [r for r in caplog.records if r.name == "constrain"]  # never let through, never wedged
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "propertyNames": {"maxLength": 0}, "minProperties": 2},
+    {"type": "object", "propertyNames": {"enum": ["a", "b"]}, "minProperties": 3},
+    {"type": "object", "properties": {"x": {}}, "propertyNames": {"pattern": "^[ab]$"}, "minProperties": 3,
+     "additionalProperties": {"type": "integer"}},
+])
+def test_more_members_than_distinct_keys_is_unsatisfiable(schema):
+    """Each key once: an object needing more members than it has keys has no instance."""
+    with pytest.raises(constrain.Unsatisfiable, match="distinct keys"):
+        constrain.compile(schema, cache=False)
+    assert constrain.compile(dict(schema, minProperties=schema["minProperties"] - 1), cache=False)
