@@ -9,8 +9,10 @@ whose document is invalid. Nor are the distinct strings of a ``uniqueItems`` arr
 grammar says so (``Program.distinct_strings``; its unique arrays' ``[`` lead to the states in
 ``Program.unique_opens``), and its matchers walk this small JSON lexer beside the automaton: a
 token that would close a key its object has, or an item string its array has, is taken out of the
-mask, and walking one wedges the sequence. Where the strings that may come are a finite set and
-all are written (the mask would hold nothing), the repeat is let through and logged once.
+mask, and walking one wedges the sequence; so is a token after which the string due could only
+repeat one (``stranding``: a finite set of them, all written). A schema needing more distinct
+strings than it allows is ``Unsatisfiable`` at compile; should a mask still hold nothing else
+(a language the compiler could not read), the repeat is let through and logged once.
 
 A walk's state is a tuple, kept per token for rollback: ``(frames, mode, text)``, where ``frames``
 holds per open container what it has written: an object a frozenset of its keys, a unique array a

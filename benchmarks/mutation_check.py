@@ -465,6 +465,8 @@ DISTINCT_MUTATIONS = [
      "pass"),
     ("more members than distinct keys taken as satisfiable", "compiler/containers.py",
      "if named + sum(k[4].count_up_to(lo) for k in keys) < lo:", "if False:"),
+    ("more unique strings than the items allow taken as satisfiable", "compiler/containers.py",
+     "if unique_strings and lo >= 2 and self.distinct_strings_below(items, item_slot, lo):", "if False:"),
     ("accepts reads a repeated key's text alone", "compiler/grammar.py",
      "return self.program.distinct_strings and keys.walk(", "return False and keys.walk("),
 ]

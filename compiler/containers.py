@@ -11,7 +11,7 @@ from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
 from .ir import ArrayRules, Node, NumberRules, ObjectRules
-from .errors import SchemaTooComplex, UnsupportedKeyword
+from .errors import SchemaError, SchemaTooComplex, UnsupportedKeyword
 from .merge import both, is_trivial
 from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
 from .one_of import pinned_values
@@ -72,6 +72,9 @@ class ContainerLowering:
             if also:
                 raise UnsupportedKeyword(child(slot.pointer, "uniqueItems"), "uniqueItems", "uniqueItems beside contains", slot.via)
             unique_strings = not prefix and self.open_strings(items, item_slot)
+            if unique_strings and lo >= 2 and self.distinct_strings_below(items, item_slot, lo):
+                self.never(slot, "minItems above the distinct strings the items allow")
+                return
             if not unique_strings:
                 positions = [(s, slot.at(prefix_word, i)) for i, s in enumerate(prefix)]
                 return self.distinct_items(positions + [(items, item_slot)], lo, hi, slot, src, dst)
@@ -182,6 +185,15 @@ class ContainerLowering:
         target, _ = self.follow_refs(schema, slot)
         return isinstance(target, dict) and self.reader.of(target).types == ("string",) and (
             self.finite_values(schema, slot) is None)
+
+    def distinct_strings_below(self, schema, slot: Slot, count: int) -> bool:
+        """Whether ``schema`` (strings alone) allows fewer than ``count`` strings, as far as its
+        language is plain to read (``key_language``; where it is not, not)."""
+        try:
+            language = self.key_language(schema, slot)
+        except SchemaError:
+            return False
+        return language is not None and language.count_up_to(count) < count
 
     def finite_values(self, schema, slot: Slot, depth: int = 0) -> list | None:
         """A finite superset of the values ``schema`` allows, where one is plain to see: its

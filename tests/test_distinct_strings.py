@@ -158,9 +158,12 @@ def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_nam
     {"type": "object", "propertyNames": {"enum": ["a", "b"]}, "minProperties": 3},
     {"type": "object", "properties": {"x": {}}, "propertyNames": {"pattern": "^[ab]$"}, "minProperties": 3,
      "additionalProperties": {"type": "integer"}},
+    {"type": "array", "items": {"type": "string", "pattern": "^(x|yy)$"}, "uniqueItems": True, "minItems": 3},
+    {"type": "array", "items": {"type": "string", "maxLength": 0}, "uniqueItems": True, "minItems": 2},
 ])
-def test_more_members_than_distinct_keys_is_unsatisfiable(schema):
-    """Each key once: an object needing more members than it has keys has no instance."""
-    with pytest.raises(constrain.Unsatisfiable, match="distinct keys"):
+def test_more_members_than_distinct_strings_is_unsatisfiable(schema):
+    """Each key, each unique item once: an object or array needing more than there are has no instance."""
+    with pytest.raises(constrain.Unsatisfiable, match="distinct"):
         constrain.compile(schema, cache=False)
-    assert constrain.compile(dict(schema, minProperties=schema["minProperties"] - 1), cache=False)
+    count = "minProperties" if "minProperties" in schema else "minItems"
+    assert constrain.compile(dict(schema, **{count: schema[count] - 1}), cache=False)
