@@ -176,7 +176,8 @@ class Matcher:
                 self.wedge(f"sampled token {token_id} ({self.vocab.token_bytes[token_id]!r}) writes a key or unique "
                            f"item string a second time, after {len(self.history)} tokens; the mask was bypassed")
                 return False
-            self.key_states.append(self._walk_keys(before, self.state, token_id, strict=False))
+            self.key_states.append(self._walk_keys(before, self.state, token_id, strict=False)
+                                   if after is keys.REPEATED else after)  # (a repeat let through: passed over)
         self.history.append(self.state)
         self.tokens.append(token_id)
         self.state = nxt
