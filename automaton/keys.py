@@ -23,6 +23,7 @@ walk is, and ``text`` is the raw bytes of the key or item string being written.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import numpy as np
 
@@ -106,6 +107,12 @@ def _decoded(raw: bytes) -> str:
         return raw.decode("utf-8", "replace")
 
 
+@lru_cache(maxsize=4096)
+def _spelled(name: str) -> bytes:
+    """A kept string as JSON writes it raw (what a token continuing or beginning it spells)."""
+    return json.dumps(name, ensure_ascii=False)[1:-1].encode()
+
+
 def _seen(frame) -> frozenset:
     """What a frame keeps: an object's keys, a unique array's strings (nothing for another array)."""
     return frame[0] if type(frame) is tuple else frame or frozenset()
@@ -164,7 +171,7 @@ class QuotedTokens:
         frames, mode, key = state
         if mode == IN_KEY and b"\\" not in key:
             names = _seen(frames[-1])
-            spelled = [json.dumps(name, ensure_ascii=False)[1:-1].encode() for name in names]
+            spelled = [_spelled(name) for name in names]
             if all(name.isascii() and b"\\" not in s for name, s in zip(names, spelled)):
                 found = [self.by_head.get(s[len(key):]) for s in spelled if s.startswith(key)]
                 # (and those spelling the rest with escapes, or closing a key further on)
@@ -185,12 +192,12 @@ class QuotedTokens:
         if mode == EXPECT_KEY:
             found.append(self.blank)
         for name in frozenset().union(*(_seen(frame) for frame in frames)):
-            spelled = json.dumps(name, ensure_ascii=False)[1:-1].encode()
+            spelled = _spelled(name)
             found += [self.by_tail[spelled[:j]] for j in range(len(spelled) + 1) if spelled[:j] in self.by_tail]
         if mode in (IN_KEY, KEY_ESCAPE) and _due(walked):
             found.append(self.backslashed)
             for name in _seen(frames[-1]):
-                spelled = json.dumps(name, ensure_ascii=False)[1:-1].encode()
+                spelled = _spelled(name)
                 if spelled.startswith(key):
                     rest = spelled[len(key):]
                     found += [np.array(self.by_bytes[rest[:j]]) for j in range(1, len(rest) + 1)
