@@ -23,6 +23,7 @@ walk is, and ``text`` is the raw bytes of the key or item string being written.
 from __future__ import annotations
 
 import json
+from json.decoder import scanstring
 from functools import lru_cache
 
 import numpy as np
@@ -33,6 +34,7 @@ OUTSIDE, EXPECT_KEY, IN_KEY, KEY_ESCAPE, IN_STRING, STRING_ESCAPE = range(6)  # 
 START = ((), OUTSIDE, b"")
 REPEATED = None  # the walk of a token that closes a key or item string written already
 _QUOTE, _BACKSLASH, _OPEN = ord('"'), ord("\\"), ord("[")
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 def walk(state, data: bytes, strict: bool = True, unique_at=None):
@@ -101,10 +103,18 @@ def _decoded(raw: bytes) -> str:
     """A string's text as a parser reads it (a malformed one as its bytes: the automaton refuses it)."""
     if raw.isascii() and b"\\" not in raw:
         return raw.decode()  # (most keys: no escape to read)
+    text = _read(raw)
+    return raw.decode("utf-8", "replace") if text is None else text
+
+
+def _read(raw: bytes) -> str | None:
+    """The text of a JSON string's inside ``raw``, None where it is no whole one."""
     try:
-        return json.loads(b'"' + raw + b'"')
-    except ValueError:
-        return raw.decode("utf-8", "replace")
+        inside = raw.decode()
+        text, end = scanstring(inside + '"', 0)
+    except ValueError:  # (UnicodeDecodeError and JSONDecodeError both)
+        return None
+    return text if end == len(inside) + 1 else None
 
 
 @lru_cache(maxsize=4096)
@@ -116,6 +126,23 @@ def _spelled(name: str) -> bytes:
 def _seen(frame) -> frozenset:
     """What a frame keeps: an object's keys, a unique array's strings (nothing for another array)."""
     return frame[0] if type(frame) is tuple else frame or frozenset()
+
+
+def _first_character(data: bytes) -> str:
+    """The first character a quote-free token adds to a string ("" where it is cut short there)."""
+    end = data.find(b"\\", 1) if data[:1] == b"\\" else len(data)
+    for cut in range(min(end if end > 0 else len(data), 6 if data[:2] == b"\\u" else 4), 0, -1):
+        text = _read(data[:cut])
+        if text is None:
+            continue
+        return text[0] if text and not "\ud800" <= text[0] <= "\udfff" else ""
+    return ""
+
+
+def _opens_and_closes(data: bytes) -> bool:
+    """Whether ``data`` opens an object or an array and holds two quotes past that."""
+    first = min((i for i in (data.find(b"{"), data.find(b"[")) if i >= 0), default=-1)
+    return first >= 0 and data.count(b'"', first) >= 2
 
 
 def may_repeat(state) -> bool:
@@ -144,24 +171,32 @@ class QuotedTokens:
         for t, data in enumerate(token_bytes):
             if data and b'"' not in data:
                 self.by_bytes.setdefault(data, []).append(t)
-        self.backslashed = np.array([t for data, ids in self.by_bytes.items() if b"\\" in data for t in ids],
-                                    dtype=np.int64)
+        # the quote-free tokens with an escape, by the character they add to a string first ("": one
+        # they begin cut short, an escape or a character whose bytes go on in the next token)
+        by_first: dict[str, list[int]] = {}
+        for data, ids in self.by_bytes.items():
+            if b"\\" in data:
+                by_first.setdefault(_first_character(data), []).extend(ids)
+        self.backslashed = {first: np.array(ids, dtype=np.int64) for first, ids in by_first.items()}
         self.blank = np.array([t for data, ids in self.by_bytes.items() if not data.strip(b" \t\n\r") for t in ids],
                               dtype=np.int64)
         # what a token leaves due: a comma and blanks after it, or the text after its last quote
         self.comma_blank = np.array([t for t, data in enumerate(token_bytes) if data and b"," in data
                                      and not data.rsplit(b",", 1)[1].strip(b" \t\n\r")], dtype=np.int64)
         self.quoted_comma_blank = np.array([t for t in self.comma_blank if b'"' in token_bytes[t]], dtype=np.int64)
-        by_tail: dict[bytes, list[int]] = {}
+        by_tail: tuple[dict, dict] = ({}, {})  # by the parity of their quotes (which says whether the last opens)
         escaped = []
         for t in self.one:
             data = token_bytes[t]
             if b"\\" in data:
                 escaped.append(int(t))
             else:
-                by_tail.setdefault(data.rsplit(b'"', 1)[1], []).append(int(t))
-        self.by_tail = {tail: np.array(ids) for tail, ids in by_tail.items()}
+                by_tail[counts[t] % 2].setdefault(data.rsplit(b'"', 1)[1], []).append(int(t))
+        self.by_tail = tuple({tail: np.array(ids) for tail, ids in tails.items()} for tails in by_tail)
         self.escaped = np.array(escaped, dtype=np.int64)
+        # those opening a container and closing a string inside it: they may repeat (or strand) a
+        # string written inside themselves, whatever came before
+        self.opening = np.array([t for t in self.two if _opens_and_closes(token_bytes[t])], dtype=np.int64)
 
     def candidates(self, state) -> np.ndarray:
         """Tokens that might close a key already written from ``state``: inside a plain key, those
@@ -191,13 +226,22 @@ class QuotedTokens:
         found = [self.quoted_comma_blank if inside else self.comma_blank, self.escaped]
         if mode == EXPECT_KEY:
             found.append(self.blank)
+        # those whose last quote opens a string: an even count of them inside one, odd outside (after
+        # an escape's backslash, either)
+        tails = [self.by_tail[not inside]] if mode not in (KEY_ESCAPE, STRING_ESCAPE) else self.by_tail
         for name in frozenset().union(*(_seen(frame) for frame in frames)):
             spelled = _spelled(name)
-            found += [self.by_tail[spelled[:j]] for j in range(len(spelled) + 1) if spelled[:j] in self.by_tail]
+            found += [by[spelled[:j]] for by in tails for j in range(len(spelled) + 1) if spelled[:j] in by]
         if mode in (IN_KEY, KEY_ESCAPE) and _due(walked):
-            found.append(self.backslashed)
+            plain = mode == IN_KEY and key.isascii() and b"\\" not in key
+            if not plain:  # (what an escape adds is read only where the string so far is plain)
+                found += self.backslashed.values()
+            elif "" in self.backslashed:
+                found.append(self.backslashed[""])
             for name in _seen(frames[-1]):
                 spelled = _spelled(name)
+                if plain and len(name) > len(key) and name.startswith(key.decode()):
+                    found.append(self.backslashed.get(name[len(key)], _NONE))  # an escape spelling more of it
                 if spelled.startswith(key):
                     rest = spelled[len(key):]
                     found += [np.array(self.by_bytes[rest[:j]]) for j in range(1, len(rest) + 1)
@@ -212,13 +256,19 @@ def quoted_tokens(vocab) -> QuotedTokens:
     return per_vocabulary(_QUOTED, vocab, QuotedTokens)
 
 
-def repeating(state, mask: np.ndarray, vocab) -> list[int]:
-    """The tokens ``mask`` allows that would close a key already written (``walk`` each)."""
-    if not may_repeat(state):
-        return []
-    candidates = quoted_tokens(vocab).candidates(state)
+def _with(candidates: np.ndarray, opening: np.ndarray) -> np.ndarray:
+    """``candidates`` and the tokens opening a container (``QuotedTokens.opening``), each once."""
+    return np.union1d(candidates, opening) if len(opening) else candidates
+
+
+def repeating(dfa, at: int, state, mask: np.ndarray, vocab) -> list[int]:
+    """The tokens ``mask`` allows from automaton state ``at`` that would close a key already
+    written (``walk`` each)."""
+    quoted = quoted_tokens(vocab)
+    candidates = _with(quoted.candidates(state), quoted.opening) if may_repeat(state) else quoted.opening
     token_bytes = vocab.token_bytes
-    return [int(t) for t in candidates[mask[candidates]] if walk(state, token_bytes[t]) is REPEATED]
+    return [int(t) for t in candidates[mask[candidates]]
+            if walk(state, data := token_bytes[t], unique_at=unique_opener(dfa, at, data)) is REPEATED]
 
 
 SEARCH_BUDGET = 64  # automaton states a search for a fresh string expands (past them: taken as found)
@@ -268,9 +318,8 @@ def _due(walked) -> bool:
         written = key.decode()
         return any(name.startswith(written) for name in kept)
     for cut in range(min(len(key), 12) + 1):  # (an escape or a character may be cut short)
-        try:
-            written = json.loads(b'"' + key[:len(key) - cut] + b'"')
-        except ValueError:
+        written = _read(key[:len(key) - cut])
+        if written is None:
             continue
         return any(name.startswith(written) for name in kept)
     return True
@@ -279,14 +328,13 @@ def _due(walked) -> bool:
 def stranding(dfa, state: int, walked, mask: np.ndarray, vocab) -> list[int]:
     """The tokens ``mask`` allows after which the kept string being written (or due next) can
     close only as one its container has (``stranded``): a finite set of them, all written."""
-    if not may_repeat(walked):
-        return []
-    found = quoted_tokens(vocab).stranding_candidates(walked)
+    quoted = quoted_tokens(vocab)
+    found = _with(quoted.stranding_candidates(walked), quoted.opening) if may_repeat(walked) else quoted.opening
     token_bytes = vocab.token_bytes
     out = []
     for t in found[mask[found]]:
         data = token_bytes[t]
-        after = walk(walked, data)
+        after = walk(walked, data, unique_at=unique_opener(dfa, state, data))
         if after is not REPEATED and _due(after) and stranded(dfa, dfa.walk(data, state), after):
             out.append(int(t))
     return out

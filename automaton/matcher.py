@@ -110,7 +110,7 @@ class Matcher:
             return []
         if self._repeats[0] is state and self._repeats[1] == self.state:
             return self._repeats[2]
-        repeating = keys.repeating(state, mask, self.vocab)
+        repeating = keys.repeating(self.dfa, self.state, state, mask, self.vocab)
         repeating += keys.stranding(self.dfa, self.state, state, mask, self.vocab)
         if repeating and np.count_nonzero(mask) == len(repeating):
             if not self.let_repeat:
@@ -131,7 +131,7 @@ class Matcher:
         except AutomatonTooLarge as exc:
             self.wedge(f"{exc}")
             return None
-        if self.program.distinct_strings and keys.may_repeat(self._keys()):  # its own mask where a string may repeat
+        if self.program.distinct_strings:  # its own mask where a string may repeat
             repeating = self._repeating(self.index.mask(self.state))
             return (shared, *repeating) if repeating else shared
         return shared

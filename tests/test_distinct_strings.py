@@ -117,6 +117,33 @@ def test_a_finite_set_of_strings_never_strands_a_generation(vocabulary_by_name, 
     assert m.mask().any()
 
 
+def test_an_escape_spelling_a_written_string_strands_as_its_letters_do():
+    """Where the string due can only close as one written, a token spelling more of it with an
+    escape (``\\u007a`` for ``z``) is out of the mask as the letter is; one spelling another is not."""
+    vocab = constrain.Vocabulary([bytes([b]) for b in range(256)] + [b"\\u007a", b"\\u0079", None], {258})
+    m = Matcher(constrain.compile(FINITE_ITEMS), vocab)
+    for b in b'["zz", "x", "':
+        assert m.mask()[b] and m.advance(b)
+    assert m.try_walk(256) != -1 and not m.mask()[256] and not m.mask()[ord("z")]
+    assert m.mask()[257] and m.mask()[ord("y")]  # "y" is still to come
+
+
+@pytest.mark.parametrize("schema, text, token, fresh", [
+    (COUNTED, b"", b'{"a":1,"a"', b'{"a":1,"b"'),
+    (UNIQUE, b'{"tags":', b'["a","a"', b'["a","b"'),
+    (UNIQUE, b'{"tags": ["a", "b"], "rows": [["a"],', b'["b","b"', b'["b","a"'),  # (nested, past a plain array)
+    (FINITE_ITEMS, b"", b'["x","y","zz","', b'["x","y","'),  # the string due can only repeat one
+])
+def test_a_token_that_opens_a_container_never_repeats_inside_it(schema, text, token, fresh):
+    """A token that opens an object or a unique array and writes a string twice inside it (or
+    leaves one due that can only repeat) is out of the mask, whatever came before it."""
+    vocab = constrain.Vocabulary([bytes([b]) for b in range(256)] + [token, fresh, None], {258})
+    m = Matcher(constrain.compile(schema), vocab)
+    for b in text:
+        assert m.mask()[b] and m.advance(b)
+    assert m.try_walk(256) != -1 and not m.mask()[256] and m.mask()[257]
+
+
 @pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE, FINITE_KEYS, FINITE_ITEMS])
 def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_name, schema, caplog):
     """Random tokens from the mask, those of a few letters preferred (keys from a small
