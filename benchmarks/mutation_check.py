@@ -332,6 +332,8 @@ UNIQUE_MUTATIONS = [
      "self.stand_in(members, required, extras, lo), slot)", "self.stand_in(members, required, extras, 0), slot)"),
     ("a value listed twice in a large enum taken as two", "compiler/containers.py",
      "values = list(dict(calls[0]).values())", "values = [frag for _, frag in calls[0]]"),
+    ("literals of other types read as strings", "compiler/containers.py",
+     "return all(isinstance(v, str) for v in values)", "return True"),
 ]
 
 DYNAMIC_TESTS = ["tests/test_dynamic_ref.py"]
@@ -453,6 +455,9 @@ DISTINCT_MUTATIONS = [
      "if after is keys.REPEATED and token_id in self._repeating(self.index.mask(self.state)):", "if False:"),
     ("a uniqueItems array of strings opens as any other", "compiler/containers.py",
      "            self.prog.unique_opens.add(grid[0][0])", "            pass"),
+    ("a union of strings alone read as any value", "compiler/containers.py",
+     'return all(self.strings_alone(b.source, slot.at("anyOf", i), depth + 1) for i, b in enumerate(node.any_of))',
+     "return False"),
     ("the strings of a unique array passed over", "automaton/keys.py",
      "mode = IN_KEY if mode == EXPECT_KEY or frames and type(frames[-1]) is tuple else IN_STRING",
      "mode = IN_KEY if mode == EXPECT_KEY else IN_STRING"),

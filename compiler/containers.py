@@ -182,9 +182,24 @@ class ContainerLowering:
     def open_strings(self, schema, slot: Slot) -> bool:
         """Whether ``schema`` allows strings alone, and no finite set of them (``finite_values``):
         a uniqueItems array of them keeps its strings apart as they are written (``keys.py``)."""
-        target, _ = self.follow_refs(schema, slot)
-        return isinstance(target, dict) and self.reader.of(target).types == ("string",) and (
-            self.finite_values(schema, slot) is None)
+        return self.strings_alone(schema, slot) and self.finite_values(schema, slot) is None
+
+    def strings_alone(self, schema, slot: Slot, depth: int = 0) -> bool:
+        """Whether ``schema`` allows no value but strings: its type, its literals, each branch of
+        the union it meets into."""
+        schema, slot = self.follow_refs(schema, slot)
+        if schema is False:
+            return True
+        met = self.met(schema, slot) if isinstance(schema, dict) and depth <= 8 else None
+        if not isinstance(met, dict):
+            return met is False
+        node = self.reader.of(met)
+        values = pinned_values(node)
+        if values is not None:
+            return all(isinstance(v, str) for v in values)
+        if node.any_of is not None:
+            return all(self.strings_alone(b.source, slot.at("anyOf", i), depth + 1) for i, b in enumerate(node.any_of))
+        return node.types == ("string",)
 
     def distinct_strings_below(self, schema, slot: Slot, count: int) -> bool:
         """Whether ``schema`` (strings alone) allows fewer than ``count`` strings, as far as its

@@ -31,6 +31,9 @@ UNIQUE = {"type": "object", "required": ["tags"], "properties": {
     "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "uniqueItems": True, "minItems": 2},
     "rows": {"type": "array", "items": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
     "free": {"type": "array", "items": {"type": "string"}}}}
+# strings alone, as a union of strings: a few named and the rest of some length
+UNION = {"type": "array", "uniqueItems": True, "items": {"$ref": "#/$defs/word"},
+         "$defs": {"word": {"anyOf": [{"enum": ["a", "b"]}, {"type": "string", "minLength": 1, "maxLength": 2}]}}}
 
 
 @pytest.mark.parametrize("schema, repeated, distinct", [
@@ -39,6 +42,7 @@ UNIQUE = {"type": "object", "required": ["tags"], "properties": {
     (ALIVE, '{"a": 1, "a": 2}', '{"a": 1, "b": 2}'),
     (UNIQUE, '{"tags": ["a", "b", "a"]}', '{"tags": ["a", "b"], "rows": [["a"], ["a"]], "free": ["a", "a"]}'),
     (UNIQUE, '{"tags": ["a", "b"], "rows": [["a", "b"], ["b", "\\u0062"]]}', '{"tags": ["ab", "a\\u0062c"]}'),
+    (UNION, '["a", "x", "a"]', '["a", "x", "b", "yy"]'),
 ])
 def test_accepts_refuses_a_repeated_key_whose_document_is_invalid(schema, repeated, distinct):
     grammar = constrain.compile(schema)
@@ -144,7 +148,7 @@ def test_a_token_that_opens_a_container_never_repeats_inside_it(schema, text, to
     assert m.try_walk(256) != -1 and not m.mask()[256] and m.mask()[257]
 
 
-@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE, FINITE_KEYS, FINITE_ITEMS])
+@pytest.mark.parametrize("schema", [COUNTED, WITNESS, ALIVE, UNIQUE, UNION, FINITE_KEYS, FINITE_ITEMS])
 def test_sampled_documents_have_distinct_strings_and_are_valid(vocabulary_by_name, schema, caplog):
     """Random tokens from the mask, those of a few letters preferred (keys from a small
     alphabet: repeats likely, as from a model that keeps to a few words): each document parses

@@ -82,6 +82,8 @@ def test_each_value_at_most_once_and_the_exhausted_set_ends_the_array():
     ({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "string"}, "uniqueItems": True},
      "/uniqueItems"),
     ({"type": "array", "items": {"type": ["string", "integer"]}, "uniqueItems": True}, "/uniqueItems"),
+    ({"type": "array", "items": {"anyOf": [{"type": "string"}, {"enum": ["a", 1]}]}, "uniqueItems": True},
+     "/uniqueItems"),
     ({"uniqueItems": True}, "/uniqueItems"),
     ({"properties": {"a": {"type": "array", "items": {"type": "integer", "minimum": 0}, "uniqueItems": True}}},
      "/properties/a/uniqueItems"),
