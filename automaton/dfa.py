@@ -95,6 +95,7 @@ class LazyDFA:
         self._slot_of[0] = 0
         self._slots_used = 1
         self._lock = threading.Lock()
+        self.facts: dict = {}  # what walks beside the automaton learn of its states, by (kind, state)
         # mask twins (``mask_state``): per reach of tokens, a kind (1, 2, ...); per state, its kind
         # (0: an exact state); per kind, stack -> the stack standing for it
         self._twin_kinds: dict[int, int] = {}

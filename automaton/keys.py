@@ -282,11 +282,10 @@ def stranded(dfa, state: int, walked) -> bool:
     its container has: a depth-first search of the automaton's bytes from ``state``, each state's
     bytes tried one at a time (a fresh string mostly closes a byte or two on), up to
     ``SEARCH_BUDGET`` states (past them, not stranded)."""
-    targets, picks = dfa.parts(state)
-    stack, visited = [(targets, picks, walked, iter(_ORDER))], {(state, walked)}
+    stack, visited = [(*dfa.parts(state), walked, _tried(dfa, state))], {(state, walked)}
     while stack:
         targets, picks, w, untried = stack[-1]
-        b = next((b for b in untried if picks[b]), None)
+        b = next(untried, None)
         if b is None:
             stack.pop()
             continue
@@ -301,8 +300,17 @@ def stranded(dfa, state: int, walked) -> bool:
         if len(visited) >= SEARCH_BUDGET:
             return False
         visited.add((target, after))
-        stack.append((*dfa.parts(target), after, iter(_ORDER)))
+        stack.append((*dfa.parts(target), after, _tried(dfa, target)))
     return True
+
+
+def _tried(dfa, state: int):
+    """The bytes ``state`` reads, in the order a search tries them (``_ORDER``)."""
+    order = dfa.facts.get(("order", state))
+    if order is None:
+        picks = dfa.parts(state)[1]
+        order = dfa.facts[("order", state)] = bytes(b for b in _ORDER if picks[b])
+    return iter(order)
 
 
 def _due(walked) -> bool:
@@ -332,9 +340,16 @@ def stranding(dfa, state: int, walked, mask: np.ndarray, vocab) -> list[int]:
     found = _with(quoted.stranding_candidates(walked), quoted.opening) if may_repeat(walked) else quoted.opening
     token_bytes = vocab.token_bytes
     out = []
+    known: dict = {}  # (automaton state, walk) after a token -> stranded there (many tokens lead to one)
     for t in found[mask[found]]:
         data = token_bytes[t]
         after = walk(walked, data, unique_at=unique_opener(dfa, state, data))
-        if after is not REPEATED and _due(after) and stranded(dfa, dfa.walk(data, state), after):
+        if after is REPEATED or not _due(after):
+            continue
+        place = (dfa.walk(data, state), after)
+        found_there = known.get(place)
+        if found_there is None:
+            found_there = known[place] = stranded(dfa, *place)
+        if found_there:
             out.append(int(t))
     return out
