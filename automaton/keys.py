@@ -35,6 +35,7 @@ START = ((), OUTSIDE, b"")
 REPEATED = None  # the walk of a token that closes a key or item string written already
 _QUOTE, _BACKSLASH, _OPEN = ord('"'), ord("\\"), ord("[")
 _NONE = np.zeros(0, dtype=np.int64)
+_BLANK_BYTES = b" \t\n\r"
 
 
 def walk(state, data: bytes, strict: bool = True, unique_at=None):
@@ -158,7 +159,18 @@ class QuotedTokens:
     blanks; those ending past a comma."""
 
     def __init__(self, token_bytes):
-        counts = np.array([data.count(b'"') if data else 0 for data in token_bytes], dtype=np.int32)
+        n = len(token_bytes)
+        # the vocabulary as one array of bytes, each byte's token beside it: counts per token in C
+        sizes = np.fromiter((len(data) if data else 0 for data in token_bytes), dtype=np.int64, count=n)
+        text = np.frombuffer(b"".join(data or b"" for data in token_bytes), dtype=np.uint8)
+        owner = np.repeat(np.arange(n), sizes)
+
+        def per_token(where: np.ndarray) -> np.ndarray:
+            return np.bincount(owner[where], minlength=n)
+
+        counts = per_token(text == _QUOTE)
+        backslashed = per_token(text == _BACKSLASH) > 0
+        blank_bytes = np.isin(text, list(_BLANK_BYTES))
         self.one = np.flatnonzero(counts >= 1)
         self.two = np.flatnonzero(counts >= 2)
         self.three = np.flatnonzero(counts >= 3)
@@ -167,36 +179,47 @@ class QuotedTokens:
             by_head.setdefault(token_bytes[t].split(b'"', 1)[0], []).append(int(t))
         self.by_head = {head: np.array(ids) for head, ids in by_head.items()}
         self.escaping = np.array([t for head, ids in by_head.items() if b"\\" in head for t in ids], dtype=np.int64)
-        self.by_bytes: dict[bytes, list[int]] = {}  # (lists: a vocabulary's worth of arrays costs 0.1 s)
-        for t, data in enumerate(token_bytes):
-            if data and b'"' not in data:
-                self.by_bytes.setdefault(data, []).append(t)
+        # the tokens by their bytes (a token with the bytes of another, a SentencePiece byte
+        # token's, listed beside it in ``twins``)
+        self.by_bytes = dict(zip(token_bytes, range(n)))
+        self.twins: dict[int, list[int]] = {}
+        if len(self.by_bytes) < n - max(0, int((sizes == 0).sum()) - 1):
+            for t, data in enumerate(token_bytes):
+                if data and self.by_bytes[data] != t:
+                    self.twins.setdefault(self.by_bytes[data], []).append(t)
         # the quote-free tokens with an escape, by the character they add to a string first ("": one
         # they begin cut short, an escape or a character whose bytes go on in the next token)
         by_first: dict[str, list[int]] = {}
-        for data, ids in self.by_bytes.items():
-            if b"\\" in data:
-                by_first.setdefault(_first_character(data), []).extend(ids)
+        for t in np.flatnonzero(backslashed & (counts == 0)).tolist():
+            by_first.setdefault(_first_character(token_bytes[t]), []).append(t)
         self.backslashed = {first: np.array(ids, dtype=np.int64) for first, ids in by_first.items()}
-        self.blank = np.array([t for data, ids in self.by_bytes.items() if not data.strip(b" \t\n\r") for t in ids],
-                              dtype=np.int64)
+        self.blank = np.flatnonzero((sizes > 0) & (per_token(~blank_bytes) == 0))
         # what a token leaves due: a comma and blanks after it, or the text after its last quote
-        self.comma_blank = np.array([t for t, data in enumerate(token_bytes) if data and b"," in data
-                                     and not data.rsplit(b",", 1)[1].strip(b" \t\n\r")], dtype=np.int64)
-        self.quoted_comma_blank = np.array([t for t in self.comma_blank if b'"' in token_bytes[t]], dtype=np.int64)
+        at = np.arange(len(text))
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        filled = sizes > 0
+
+        def last(where: np.ndarray) -> np.ndarray:  # per token, the position of its last byte so picked (-1: none)
+            found = np.full(n, -1, dtype=np.int64)
+            found[filled] = np.maximum.reduceat(np.where(where, at, -1), starts[filled])
+            return found
+
+        commas = last(text == ord(","))
+        self.comma_blank = np.flatnonzero((commas >= 0) & (commas >= last(~blank_bytes)))
+        self.quoted_comma_blank = self.comma_blank[counts[self.comma_blank] > 0]
         by_tail: tuple[dict, dict] = ({}, {})  # by the parity of their quotes (which says whether the last opens)
-        escaped = []
-        for t in self.one:
-            data = token_bytes[t]
-            if b"\\" in data:
-                escaped.append(int(t))
-            else:
-                by_tail[counts[t] % 2].setdefault(data.rsplit(b'"', 1)[1], []).append(int(t))
+        for t in self.one[~backslashed[self.one]].tolist():
+            by_tail[counts[t] % 2].setdefault(token_bytes[t].rsplit(b'"', 1)[1], []).append(t)
         self.by_tail = tuple({tail: np.array(ids) for tail, ids in tails.items()} for tails in by_tail)
-        self.escaped = np.array(escaped, dtype=np.int64)
+        self.escaped = self.one[backslashed[self.one]]
         # those opening a container and closing a string inside it: they may repeat (or strand) a
         # string written inside themselves, whatever came before
         self.opening = np.array([t for t in self.two if _opens_and_closes(token_bytes[t])], dtype=np.int64)
+
+    def spelling(self, data: bytes) -> list[int]:
+        """The tokens whose bytes are ``data`` (none, one, or a few twins)."""
+        t = self.by_bytes.get(data)
+        return [] if t is None else [t, *self.twins.get(t, ())]
 
     def candidates(self, state) -> np.ndarray:
         """Tokens that might close a key already written from ``state``: inside a plain key, those
@@ -244,8 +267,7 @@ class QuotedTokens:
                     found.append(self.backslashed.get(name[len(key)], _NONE))  # an escape spelling more of it
                 if spelled.startswith(key):
                     rest = spelled[len(key):]
-                    found += [np.array(self.by_bytes[rest[:j]]) for j in range(1, len(rest) + 1)
-                              if rest[:j] in self.by_bytes]
+                    found += [np.array(self.spelling(rest[:j]), dtype=np.int64) for j in range(1, len(rest) + 1)]
         return np.unique(np.concatenate(found))
 
 

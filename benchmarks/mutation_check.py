@@ -472,6 +472,8 @@ DISTINCT_MUTATIONS = [
      "tails = [self.by_tail[not inside]]", "tails = [self.by_tail[inside]]"),
     ("an escape spelling more of a written string left in the mask", "automaton/keys.py",
      "found.append(self.backslashed.get(name[len(key)], _NONE))", "pass"),
+    ("a token with the bytes of another left out of the stranding candidates", "automaton/keys.py",
+     "return [] if t is None else [t, *self.twins.get(t, ())]", "return [] if t is None else [t]"),
     ("a token repeating a string inside the container it opens left unjudged", "automaton/keys.py",
      "self.opening = np.array([t for t in self.two if _opens_and_closes(token_bytes[t])], dtype=np.int64)",
      "self.opening = _NONE"),

@@ -121,6 +121,17 @@ def test_a_finite_set_of_strings_never_strands_a_generation(vocabulary_by_name, 
     assert m.mask().any()
 
 
+def test_tokens_with_the_same_bytes_strand_alike(vocabulary_by_name):
+    """A SentencePiece vocabulary spells a byte twice (``z`` and its byte token ``<0x7A>``): where
+    the letter would strand the string due, both are out of the mask."""
+    vocab = vocabulary_by_name("llama-spm")
+    m = Matcher(constrain.compile(FINITE_ITEMS), vocab)
+    _masked_walk(m, vocab, b'["zz", "x", "')
+    twins = [t for t in range(vocab.size) if vocab.token_bytes[t] == b"z"]
+    assert len(twins) == 2 and not m.mask()[twins].any()
+    assert m.mask()[[t for t in range(vocab.size) if vocab.token_bytes[t] == b"y"]].all()
+
+
 def test_an_escape_spelling_a_written_string_strands_as_its_letters_do():
     """Where the string due can only close as one written, a token spelling more of it with an
     escape (``\\u007a`` for ``z``) is out of the mask as the letter is; one spelling another is not."""
