@@ -172,7 +172,7 @@ class AliveObjects:
             todo = [self.meet(rest, branch, where)]
             while todo:
                 schema, _ = self.follow_refs(todo.pop(), where)
-                met = self.met(schema, where) if schema is not False else False
+                met = self.met_schema(schema, where) if schema is not False else False
                 if met is False:
                     continue
                 if not isinstance(met, dict):
@@ -210,7 +210,7 @@ class AliveObjects:
             return branches[0] if branches else None
         choice = {"oneOf": branches}
         if exact_branches(branches, self.reader.of) is None:
-            met = self.met(choice, slot)
+            met = self.met_schema(choice, slot)
             for case in met["anyOf"] if isinstance(met, dict) and "anyOf" in met else ():
                 self.met(case, slot)
         return choice
@@ -410,7 +410,7 @@ class AliveObjects:
         """Whether a region of values may hold any (False: its schemas cannot meet). A complement
         the lowering would refuse at its top (``not`` of a format it cannot complement) refuses the
         choice here, while the complement's cases can still stand in."""
-        met = self.met(region, slot)
+        met = self.met_schema(region, slot)
         todo = [met]
         while todo:
             case = todo.pop()

@@ -10,7 +10,7 @@ from automaton.counted import CountedBlock
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
-from .ir import ArrayRules, Node, NumberRules, ObjectRules
+from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules
 from .errors import SchemaError, SchemaTooComplex, UnsupportedKeyword
 from .merge import both, is_trivial
 from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
@@ -188,18 +188,18 @@ class ContainerLowering:
         """Whether ``schema`` allows no value but strings: its type, its literals, each branch of
         the union it meets into."""
         schema, slot = self.follow_refs(schema, slot)
-        if schema is False:
+        node = self.read(schema)
+        if node is NEVER:
             return True
-        met = self.met(schema, slot) if isinstance(schema, dict) and depth <= 8 else None
-        if not isinstance(met, dict):
-            return met is False
-        node = self.reader.of(met)
-        values = pinned_values(node)
+        met = self.met(node, slot) if node is not ANY and depth <= 8 else None
+        if not isinstance(met, Node):
+            return False
+        values = pinned_values(met)
         if values is not None:
             return all(isinstance(v, str) for v in values)
-        if node.any_of is not None:
-            return all(self.strings_alone(b.source, slot.at("anyOf", i), depth + 1) for i, b in enumerate(node.any_of))
-        return node.types == ("string",)
+        if met.any_of is not None:
+            return all(self.strings_alone(b, slot.at("anyOf", i), depth + 1) for i, b in enumerate(met.any_of))
+        return met.types == ("string",)
 
     def distinct_strings_below(self, schema, slot: Slot, count: int) -> bool:
         """Whether ``schema`` (strings alone) allows fewer than ``count`` strings, as far as its
@@ -216,23 +216,21 @@ class ContainerLowering:
         of such; None where none is (``distinct_items`` meets the schema with each value, so a
         superset is exact)."""
         schema, slot = self.follow_refs(schema, slot)
-        if schema is True or depth > 8:
+        node = self.read(schema)
+        if node is ANY or depth > 8:
             return None
-        if schema is False:
+        if node is NEVER:
             return []
-        met = self.met(schema, slot)
-        if met is False:
-            return []
-        if not isinstance(met, dict):  # an object decided member by member: no finite set
+        node = self.met(node, slot)
+        if not isinstance(node, Node):  # an object decided member by member: no finite set
             return None
-        node = self.reader.of(met)
         values = pinned_values(node)
         if values is not None:
             return values
         if node.any_of is not None:  # met: each branch holds the rest of the schema
             found = []
             for i, branch in enumerate(node.any_of):
-                more = self.finite_values(branch.source, slot.at("anyOf", i), depth + 1)
+                more = self.finite_values(branch, slot.at("anyOf", i), depth + 1)
                 if more is None:
                     return None
                 found += more

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 
-from .ir import ABSENT, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, lone_ref, says_only
+from .ir import ABSENT, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, lone_ref, says_only
 from .values import has_type, is_number, json_type
 from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import is_trivial, may_meet
+from .merge import is_trivial
 from .values import json_in
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
@@ -54,7 +54,7 @@ class Deferral:
     def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, read, shape, past_deadline):
         self.doc = document
         self.past_deadline = past_deadline  # whether the compile ran past its time: judge no more
-        self.met = met  # a schema with its allOf met as the lowering meets it (``Lowering.met``)
+        self.met = met  # a schema's node with its allOf met as the lowering meets it (``Lowering.met``)
         self.read = read  # the node of a schema (``build.Reader.of``)
         self.shape = shape  # a number per schema content (``Shapes.of``)
         self.any_order = any_order
@@ -88,8 +88,8 @@ class Deferral:
         met, its ``anyOf`` beside other keywords or its ``not`` made branches (``Lowering.met``; left whole,
         and so not quiet, where that fails); False where nothing meets (quiet, no value), None where
         an object is decided member by member (``alive.py``: not quiet)."""
-        met = self.met(schema) if may_meet(schema) else schema
-        return met if met is False else self.read(met) if isinstance(met, dict) else None
+        met = self.met(schema)
+        return False if met is NEVER else met if isinstance(met, Node) else None
 
     def weight(self, schema) -> int | None:
         """None unless ``schema`` is quiet here and below and on no ``$ref`` cycle; then a bound

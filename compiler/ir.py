@@ -15,8 +15,9 @@ node is made for each one a compile reaches.
 The meet (``merge.py``) and the complement (``boolean.py``) make nodes (``make``): where schemas
 meet, patterns, formats and steps gather, and a complement's leaves are the fields marked "a
 complement's"; an empty ``types`` or ``any_of`` (what is left where nothing meets) allows no value.
-Where the lowering still hands schema objects about, such a node is written back in the lowering's
-own words (``words.py``, the markers ``keywords.MARKERS`` for those fields), and read as this node.
+The lowering hands nodes about; where one of its parts still reads schema objects, such a node is
+written back in the lowering's own words (``words.py``, the markers ``keywords.MARKERS`` for those
+fields), and read as this node.
 """
 
 from __future__ import annotations

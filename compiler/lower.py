@@ -25,10 +25,10 @@ from .context import REGEX_DIALECT, Options, Slot
 from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
-from .merge import Meet, branches, constraints, copied, exactly_one, implied, is_trivial, may_meet, trivial
+from .merge import Meet, branches, copied, exactly_one, implied, is_union, may_meet, trivial
 from .boolean import Complement, expand
 from .build import Reader
-from .ir import ABSENT, ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, said
+from .ir import ABSENT, ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, make, said
 from . import products
 from .one_of import exact_branches, overlaps
 from .refs import SchemaDocument, child
@@ -87,7 +87,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                                      lambda schema: me.reader.of(schema))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                 lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.reader.of(schema),
+                                 lambda schema: me.met_read(schema), lambda schema: me.reader.of(schema),
                                  lambda schema: me.content(schema), lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
         self.lazy_order = self.deferral is not None  # large objects in any order: sets written wait
@@ -140,7 +140,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             verdict = None
             if defer and self.deferral is not None and frag != root:
                 schema = self.met(schema, slot)
-                verdict = self.deferral.verdict(schema)
+                verdict = None if isinstance(schema, ObjectChoice) else self.deferral.verdict(self.written(schema))
             if verdict is not None:
                 self._waiting[frag] = (schema, slot, verdict[1])
                 self.prog.defer(frag, verdict[0])
@@ -187,19 +187,22 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return frag
 
     def schema_key(self, schema):
-        """What identifies ``schema`` for sharing: its content (``shapes.py``) when no ``$id`` below the
-        root can change what a ``$ref`` in it means, else the object itself (kept alive, so its id
-        stays its own)."""
+        """What identifies ``schema`` (a node, or a schema object read as its node) for sharing: its
+        content (``shapes.py``) when no ``$id`` below the root can change what a ``$ref`` in it
+        means, else the node itself (kept alive, so its id stays its own)."""
         if self.doc.has_ids:
-            self._keep[id(schema)] = schema
-            return id(schema)
+            node = self.read(schema)
+            self._keep[id(node)] = node
+            return id(node)
         return ("shape", self.content(schema))
 
     def content(self, schema) -> int:
         """The number of what ``schema`` says (``shapes.py``, on its node): equal for equal contents."""
-        found = self._contents.get(id(schema))
-        if found is None:  # (the schema stays alive: the document or the reader holds it)
-            found = self._contents[id(schema)] = self._shapes.of(self.reader.of(schema))
+        node = self.read(schema)
+        found = self._contents.get(id(node))
+        if found is None:
+            found = self._contents[id(node)] = self._shapes.of(node)
+            self._keep[id(node)] = node  # (a node the lowering made: kept, so its id stays its own)
         return found
 
     def shared(self, key, build) -> int:
@@ -223,17 +226,19 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         """The fragment a value of ``schema`` calls (the shared any-value one for a schema that
         allows anything, None for ``false``), and the slot its ``$ref``s lead to."""
         schema, slot = self.follow_refs(schema, slot)
-        if schema is True or (isinstance(schema, dict) and is_trivial(schema)):
+        node = self.read(schema)
+        if trivial(node):
             return self.any_fragment(), slot
-        return (None if schema is False else self.fragment(schema, slot)), slot
+        return (None if node is NEVER else self.fragment(node, slot)), slot
 
     def follow_refs(self, schema, slot: Slot):
-        """A schema that is only a ``$ref`` is its target: call the target's fragment directly, so
-        a recursion level costs one frame, not two."""
+        """A schema (or node) that is only a ``$ref`` is its target: call the target's fragment
+        directly, so a recursion level costs one frame, not two."""
         for _ in range(FOLLOW_MAX):
-            if not (isinstance(schema, dict) and "$ref" in schema and lone_ref(self.reader.of(schema))):
+            node = self.read(schema) if isinstance(schema, (dict, Node)) else None
+            if node is None or not lone_ref(node):
                 return schema, slot
-            ref = schema["$ref"]
+            ref = node.ref_text
             pointer, schema = self.doc.resolve(ref, slot.pointer)
             slot = Slot(pointer, slot.via + (ref,))
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
@@ -272,164 +277,185 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
 
     # -- one JSON value -------------------------------------------------------------------------
     def value(self, schema, slot: Slot, src: int, dst: int) -> None:
+        """One value of ``schema`` (a node, or a schema object read as its node) from ``src`` to ``dst``."""
         self._slot = slot
-        if schema is True:
-            return self.any_value(src, dst)
-        if schema is False:
-            return self.never(slot, "'false' schema")
-        if may_meet(schema):
-            schema = self.met(schema, slot)  # as the deferral judged it, met once
-        if isinstance(schema, ObjectChoice):
+        if isinstance(schema, ObjectChoice):  # (met where it was queued)
             return self.lower_choice(schema, slot, src, dst)
-        own = constraints(schema)
-        rules = self.expanded(own, slot.pointer)
-        # what is lowered, read (the document's schemas were at the start; the lowering's own
-        # writing, once each): each keyword below is asked of the node, the combinators that
-        # write schemas are handed the keywords
-        node = self.reader.of(schema if rules is own else rules)
+        node = self.read(schema)
+        if node is ANY:
+            return self.any_value(src, dst)
+        if node is NEVER:
+            return self.never(slot, "'false' schema")
+        if may_meet(node):
+            node = self.met(node, slot)  # as the deferral judged it, met once
+        if isinstance(node, ObjectChoice):
+            return self.lower_choice(node, slot, src, dst)
+        node = self.expanded_node(node, slot.pointer)
         if node.enum is not None or node.const is not ABSENT:  # each value judged against all the rest (``literals``)
-            return self.literals(rules, node, slot, src, dst)
+            return self.literals(node, slot, src, dst)
         if node.ref is not None:
             ref = node.ref_text
             target_ptr, target = self.doc.resolve(ref, slot.pointer)
             target_slot = Slot(target_ptr, slot.via + (ref,))
-            rest = {k: v for k, v in rules.items() if k != "$ref"}
-            if not rest:
+            if lone_ref(node):
                 return self.call(target, target_slot, src, dst)
-            merged = self.meet(rest, target, target_slot)
+            rest = copied(node)
+            rest.ref = rest.ref_text = None
+            merged = self.meet_nodes(rest, target, target_slot)
             if ref in slot.via:
                 # met again inside its own target: a fragment keyed by the met schema's content, so
                 # the next meeting of the same content calls it (a cycle, bounded like any recursion)
-                if self.doc.has_ids or not isinstance(merged, dict):
+                if self.doc.has_ids or merged is ANY or merged is NEVER:
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference beside other keywords", slot.via)
                 return self.prog.call(src, self.fragment(merged, target_slot), dst)
             return self.value(merged, target_slot, src, dst)
         if node.all_of:
-            merged = self.all_of(rules, slot)
-            if merged is False:
+            merged = self.all_of(node, slot)
+            if merged is NEVER:
                 return self.never(slot, "allOf branches that cannot meet")
             return self.value(merged, slot, src, dst)
         if node.any_of is not None or node.one_of is not None:
-            branched = self.branched(rules, slot)
+            branched = self.branched(node, slot)
             if isinstance(branched, ObjectChoice):
                 return self.lower_choice(branched, slot, src, dst)
-            branches = branched["anyOf"]
+            branches = branched.any_of
             word = self._one_of_cases.get(id(branches), "anyOf")  # where the branches were written
             for i, branch in enumerate(branches):
                 self.value(branch, slot.at(word, i), src, dst)
             return
         if node.not_ is not None:
-            met = self.outside(rules, slot)
+            met = self.outside(node, slot)
             if not met:
                 return self.never(slot, "'not' of a schema every value satisfies")
             for case in met:
                 self.value(case, slot, src, dst)
             return
+        if node.source is None:  # (the typed parts read its subschemas as schema objects: written once)
+            self.written(node)
         self.typed(node, slot, src, dst)
 
     def met(self, schema, slot: Slot, quiet: bool = False):
-        """``schema`` with a top-level ``allOf`` met into one schema, then made the ``anyOf`` of what
-        ``value`` lowers in its place (``branched``), again while that changes it (a few rounds);
-        any other schema as it is. Met once per schema object, for the deferral (which judges
+        """The node of ``schema`` with a top-level ``allOf`` met into one node, then made the
+        ``anyOf`` of what ``value`` lowers in its place (``branched``), again while that changes it
+        (a few rounds); any other as it is. Met once per node, for the deferral (which judges
         what will be lowered, ``quiet``: a meeting that raises is left to the lowering, which
-        raises it with its place) and for the lowering, now or when first entered."""
+        raises it with its place; NEVER where nothing meets) and for the lowering, now or when
+        first entered."""
+        node = self.read(schema)
         for _ in range(MET_ROUNDS):  # a meeting may leave a lazy meet or a 'not' to take up again
-            found = self._met_once(schema, slot, quiet)
-            if found is False:  # nothing meets: the deferral hears so, ``value`` says why
-                return False if quiet else schema
-            if found is schema:
+            found = self._met_once(node, slot, quiet)
+            if found is NEVER:  # nothing meets: the deferral hears so, ``value`` says why
+                return NEVER if quiet else node
+            if found is node:
                 break
-            schema = found
-        return schema
+            node = found
+        return node
 
-    def _met_once(self, schema, slot: Slot, quiet: bool):
-        if not may_meet(schema):
-            return schema
-        found = self._met.get(id(schema))
+    def met_read(self, schema):
+        """``met`` for the deferral, quiet: a node the meet made is written, so that its subschemas
+        are schema objects as the deferral reads them."""
+        found = self.met(schema, ROOT, quiet=True)
+        if isinstance(found, Node) and found.source is None:
+            self.written(found)
+        return found
+
+    def met_schema(self, schema, slot: Slot):
+        """``met`` for the parts that read schema objects (``alive.py``, ``finite_values``): its
+        node written (False: nothing meets), an object decided member by member as it is."""
+        found = self.met(schema, slot)
+        return found if isinstance(found, ObjectChoice) else self.written(found)
+
+    def _met_once(self, node, slot: Slot, quiet: bool):
+        if not may_meet(node):
+            return node
+        found = self._met.get(id(node))
         if found is None:
             try:
-                rules = self.expanded(constraints(schema), slot.pointer)
+                rules = self.expanded_node(node, slot.pointer)
                 # a reference beside other keywords is met by ``value`` (maybe recursively)
-                merged = schema if "$ref" in rules else self.all_of(rules, slot) if "allOf" in rules else rules
-                if isinstance(merged, dict) and not merged.keys() & {"$ref", "allOf"}:
+                merged = node if rules.ref is not None else self.all_of(rules, slot) if rules.all_of else rules
+                if merged is not NEVER and merged.ref is None and not merged.all_of:
                     merged = self.branched(merged, slot)
             except (SchemaError, RecursionError):
                 if not quiet:
                     raise
-                return schema
-            found = self._met[id(schema)] = merged
-            self._keep[id(schema)] = schema
+                return node
+            found = self._met[id(node)] = merged
+            self._keep[id(node)] = node
         return found
 
-    def branched(self, rules: dict, slot: Slot):
-        """``rules`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
+    def branched(self, node: Node, slot: Slot):
+        """``node`` as an ``anyOf`` of what ``value`` lowers in its place: its ``anyOf`` branches
         each met with the rest, its ``oneOf`` branches (``one_of``), or the cases of its ``not``
-        (False when none can meet; an object decided member by member where they would multiply,
-        ``alive.py``); ``rules`` itself when none applies, or where literals would
+        (NEVER when none can meet; an object decided member by member where they would multiply,
+        ``alive.py``); ``node`` itself when none applies, or where literals would
         meet past the bounds (``literals`` judges each value against the rest instead)."""
         try:
-            return self._branched(rules, slot)
+            return self._branched(node, slot)
         except (SchemaTooComplex, UnsupportedKeyword):
-            if "enum" in rules or "const" in rules:
-                return rules
+            if node.enum is not None or node.const is not ABSENT:
+                return node
             raise
 
-    def _branched(self, rules: dict, slot: Slot):
-        if "anyOf" in rules and len(rules) > 1:
-            rest = {k: v for k, v in rules.items() if k != "anyOf"}
-            return {"anyOf": [self.meet(rest, b, slot.at("anyOf", i)) for i, b in enumerate(rules["anyOf"])]}
-        if "oneOf" in rules and "anyOf" not in rules:
-            cases = self.one_of(rules, slot)
+    def _branched(self, node: Node, slot: Slot):
+        if node.any_of is not None and not is_union(node):
+            rest = copied(node)
+            rest.any_of = None
+            return make(any_of=[self.meet_nodes(rest, b, slot.at("anyOf", i)) for i, b in enumerate(node.any_of)])
+        if node.one_of is not None and node.any_of is None:
+            cases = self.one_of(node, slot)
             if isinstance(cases, ObjectChoice):
                 return cases
-            self._one_of_cases[id(cases)] = "oneOf"  # (kept alive with its schema in ``_met``, or here)
+            self._one_of_cases[id(cases)] = "oneOf"  # (kept alive with its node in ``_met``, or here)
             self._keep[id(cases)] = cases
-            return {"anyOf": cases}
-        if "not" in rules and not rules.keys() & {"anyOf", "oneOf"}:
-            choice = self.objects_outside(rules, slot)  # where the complement's cases would multiply
+            return make(any_of=cases)
+        if node.not_ is not None and node.any_of is None and node.one_of is None:
+            choice = self.objects_outside(self.written(node), slot)  # where the complement's cases would multiply
             if choice is not None:
                 return choice
-            cases = self.outside(rules, slot)
-            return False if not cases else cases[0] if len(cases) == 1 else {"anyOf": cases}
-        return rules
+            cases = self.outside(node, slot)
+            return NEVER if not cases else cases[0] if len(cases) == 1 else make(any_of=cases)
+        return node
 
-    def one_of(self, rules: dict, slot: Slot) -> list | ObjectChoice:
-        """``rules``' ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
+    def one_of(self, node: Node, slot: Slot) -> list | ObjectChoice:
+        """``node``'s ``oneOf`` branches each met with the rest: disjoint by proof (``one_of.py``),
         else objects decided member by member (``alive.py``), else each branch without the others
         it may meet."""
-        rest = dict(rules)
-        branches = rest.pop("oneOf")
-        met = [self.meet(rest, b, slot.at("oneOf", i)) for i, b in enumerate(branches)]
-        exact = exact_branches(met, self.reader.of)
+        rest = copied(node)
+        rest.one_of, rest.one_of_first = None, False
+        met = [self.meet_nodes(rest, b, slot.at("oneOf", i)) for i, b in enumerate(node.one_of)]
+        exact = exact_branches(met, self.read)
         if exact is not None:
             return exact
-        choice = self.objects_alive(rules, slot)
+        choice = self.objects_alive(self.written(node), slot)
         if choice is not None:
             return choice
-        alone = exactly_one([self.reader.of(b) for b in branches], overlaps(met, self.reader.of))
-        return [self.meet(rest, self.reader.schema_of(b), slot.at("oneOf", i)) for i, b in enumerate(alone)]
+        alone = exactly_one(node.one_of, overlaps(met, self.read))
+        return [self.meet_nodes(rest, b, slot.at("oneOf", i)) for i, b in enumerate(alone)]
 
-    def outside(self, rules: dict, slot: Slot) -> list:
-        """What ``rules`` without its ``not`` allows, met with each case of the complement of the
+    def outside(self, node: Node, slot: Slot) -> list:
+        """What ``node`` without its ``not`` allows, met with each case of the complement of the
         ``not`` (those that can meet)."""
-        rules = dict(rules)
-        outside = self.complement(rules.pop("not"), slot.at("not"))
+        rest = copied(node)
+        rest.not_ = None
+        outside = self.complement(self.written(node.not_), slot.at("not"))
         if outside.all_of and said(outside).keys() == {"all_of"}:  # outside each of several: their cases
-            met = [self.read(rules)]  # met one part at a time with what is met so far, the empty ones dropped early
+            met = [rest]  # met one part at a time with what is met so far, the empty ones dropped early
             for part in outside.all_of:  # (a oneOf branch without two others: 289 pairs, 16 left)
                 met = [m for case in met for other in branches(part)
                        if (m := self.meet_nodes(case, other, slot)) is not NEVER]
                 if len(met) > ALL_OF_MAX:
                     raise SchemaTooComplex(slot.pointer, f"a 'not' of more than {ALL_OF_MAX} cases once met", slot.via)
-            return [self.written(m) for m in met]
-        return [m for m in (self.meet(rules, case, slot) for case in branches(outside)) if m is not False]
+            return met
+        return [m for m in (self.meet_nodes(rest, case, slot) for case in branches(outside)) if m is not NEVER]
 
-    def all_of(self, rules: dict, slot: Slot):
-        """``rules`` (holding ``allOf``) met into one schema, or False when the branches cannot meet."""
-        rules = dict(rules)
-        parts = rules.pop("allOf")
-        if parts and rules.get("type") in ("object", ["object"]):  # (implied asks for objects alone first: read only then)
-            parts = [p for p in parts if not implied(self.reader.of(rules), self.reader.of(p))]
+    def all_of(self, node: Node, slot: Slot) -> Node:
+        """``node`` (holding ``allOf``) met into one node, NEVER when the branches cannot meet."""
+        rest = copied(node)
+        rest.all_of = []
+        parts = node.all_of
+        if parts and rest.types == ("object",):  # (implied asks for objects alone first: read only then)
+            parts = [p for p in parts if not implied(rest, p)]
         if len(parts) > ALL_OF_MAX:  # an allOf met with itself through a $ref doubles at each level
             raise SchemaTooComplex(slot.pointer, f"an allOf of more than {ALL_OF_MAX} branches once met", slot.via)
         # the branches first where one may bring names of its own (a base schema's properties
@@ -437,15 +463,15 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # names it declares (a conditional's test and consequence, mostly) keep its order. Met
         # with the schema's type from the start, so that anyOf branches of other types drop early.
         # Literals first too: their unions are then judged value by value, never multiplied (``merge``).
-        own = rules.get("properties", {})
-        literal = "enum" in rules or "const" in rules
+        own = rest.object.properties if rest.object is not None else {}
+        literal = rest.enum is not None or rest.const is not ABSENT
         first = literal or bool(own) and all(_brings_no_name(part, own) for part in parts)
-        merged = self.read({"type": rules["type"]} if "type" in rules else {})
-        for i, part in ([(None, rules)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rules)]):
+        merged = make(types=rest.types) if rest.types is not None else ANY
+        for i, part in ([(None, rest)] if first else []) + list(enumerate(parts)) + ([] if first else [(None, rest)]):
             merged = self.meet_nodes(merged, part, slot if i is None else slot.at("allOf", i))
             if merged is NEVER:
-                return False
-        return self.written(merged)
+                return NEVER
+        return merged
 
     def meet(self, a, b, slot: Slot):
         """``a`` and ``b`` (schemas or nodes) merged into one schema, False where none can meet (``meet_nodes``)."""
@@ -490,8 +516,12 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return Meet(slot.pointer, matches, self.reader, alike=not self.doc.has_ids)(a, b)
 
     def read(self, schema) -> Node:
-        """The node of a schema (a node as it is)."""
-        return schema if isinstance(schema, Node) else self.reader.of(schema)
+        """The node of a schema object or boolean (a node as it is)."""
+        if isinstance(schema, Node):
+            return schema
+        if not isinstance(schema, (dict, bool)):
+            raise TypeError(f"not a schema: {schema!r:.80}")
+        return self.reader.of(schema)
 
     def written(self, node: Node):
         """A node the lowering made, as the schema object the rest of it reads (False: NEVER)."""
@@ -510,14 +540,16 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return node if found is schema else self.reader.of(found)
 
     # -- literals -------------------------------------------------------------------------------
-    def literals(self, rules: dict, node: Node, slot: Slot, src: int, dst: int) -> None:
-        """The values ``node``'s ``enum`` and ``const`` allow, each judged against the rest of ``rules``."""
+    def literals(self, node: Node, slot: Slot, src: int, dst: int) -> None:
+        """The values ``node``'s ``enum`` and ``const`` allow, each judged against the rest of ``node``."""
         values = literal_values(node)
-        rules = {k: v for k, v in rules.items() if k not in ("enum", "const")}  # (``rules`` was read: not changed)
+        rest = copied(node)
+        rest.enum, rest.const = None, ABSENT
+        judged = not trivial(rest)
         numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
         values = [v for v in values if not is_number(v)]
-        if rules:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
-            check = Validator(rules, dialect=self.options.dialect, document=self.doc)
+        if judged:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
+            check = Validator(self.written(rest), dialect=self.options.dialect, document=self.doc)
             values = list({json.dumps(w): w for v in values for w in _spellings(v) if check.is_valid(w)}.values())
             numbers = [text for text in numbers if check.is_valid(json.loads(text))]
         if not values and not numbers:
@@ -530,7 +562,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             self.prog.text(src, text.encode(), dst)
         for v in values:
             if not isinstance(v, str):
-                self.literal_value(v, src, dst, as_written=bool(rules))
+                self.literal_value(v, src, dst, as_written=judged)
 
     def literal_string(self, strings, src: int, dst: int) -> None:
         """A quoted string equal to one of ``strings``, scalar by scalar (literal policy)."""
@@ -599,11 +631,11 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
 SPELLINGS_MAX = 16  # spellings of one array or object value checked whole (``_spellings``)
 
 
-def _brings_no_name(part, names: dict) -> bool:
+def _brings_no_name(part: Node, names: dict) -> bool:
     """Whether allOf branch ``part`` names no property beyond ``names`` (a ``$ref`` or a nested
     ``allOf`` may, unseen)."""
-    return not isinstance(part, dict) or (not part.keys() & {"$ref", "allOf"}
-                                          and names.keys() >= part.get("properties", {}).keys())
+    return part.ref is None and not part.all_of and (
+        part.object is None or names.keys() >= part.object.properties.keys())
 
 
 def _spellings(v) -> list:

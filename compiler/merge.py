@@ -6,8 +6,8 @@ intersects their automata), and where one side's patterns are not the other's, e
 ``additionalProperties`` stays its own (``ObjectRules.additional_unless``: the keys outside that
 side's patterns). Subschemas in the same place meet lazily (``both_nodes``: an ``allOf`` of the
 two, met when lowered). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
-widening the language. The lowering meets nodes (``Lowering.meet_nodes``) and writes a chain of
-meets back once, where its other parts still read schema objects (``words.py``).
+widening the language. The lowering meets nodes (``Lowering.meet_nodes``) and lowers what they
+make as nodes; it writes one back only for its parts that still read schema objects (``words.py``).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ def is_trivial(schema) -> bool:
     return CONSTRAINING.isdisjoint(schema) or not constraints(schema)
 
 
-def may_meet(schema) -> bool:
-    """Whether the lowering's ``met`` may change ``schema``: an ``allOf``, a ``not``, a ``oneOf`` or
+def may_meet(node) -> bool:
+    """Whether the lowering's ``met`` may change ``node``: an ``allOf``, a ``not``, a ``oneOf`` or
     an ``anyOf`` beside other keywords at its top."""
-    return isinstance(schema, dict) and (
-        "allOf" in schema or "not" in schema or "oneOf" in schema or "anyOf" in schema and len(schema) > 1)
+    return isinstance(node, Node) and (bool(node.all_of) or node.not_ is not None or node.one_of is not None
+                                       or node.any_of is not None and not is_union(node))
 
 
 def both(a, b):
@@ -135,7 +135,7 @@ def implied(rules: Node, part: Node) -> bool:
     """Whether the object-only ``rules`` surely satisfy ``part``: a union of which one branch only
     rules out members ``rules`` rules out already (the complement of ``required`` beside a closed
     object that does not name the name)."""
-    return rules.types == ("object",) and _is_union(part) and any(
+    return rules.types == ("object",) and is_union(part) and any(
         said(b).keys() <= {"types", "object"} and kinds_of(b.types) in (None, {"object"})
         and b.object is not None and said(b.object).keys() == {"properties"}
         and all(sub is NEVER and rules_out(rules, n) for n, sub in b.object.properties.items())
@@ -438,10 +438,11 @@ def _counted(arr: ArrayRules) -> bool:
 
 def branches(node: Node) -> list:
     """The branches of a bare ``anyOf`` (a union that may join another list), else the node alone."""
-    return node.any_of if _is_union(node) else [node]
+    return node.any_of if is_union(node) else [node]
 
 
-def _is_union(node: Node) -> bool:
+def is_union(node: Node) -> bool:
+    """Whether ``node`` is an ``anyOf`` and nothing else."""
     return node.any_of is not None and said(node).keys() == {"any_of"}
 
 

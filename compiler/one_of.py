@@ -13,7 +13,7 @@ read as nodes (``ir.Node``, ``build.Reader.of``), a lone ``$ref`` followed to it
 from __future__ import annotations
 
 from .errors import SchemaError
-from .ir import ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, says_only
+from .ir import ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, make, says_only
 from .values import json_in
 from . import chardfa
 from .regex import either_dfa
@@ -225,8 +225,8 @@ def _read(branches: list, read) -> tuple[list, list[set[str]], list[tuple]]:
 
 
 def exact_branches(branches: list, read) -> list | None:
-    """The branches, each narrowed to the types where it is the only match; ``None`` if unproven.
-    ``read(branch)``: the branch's node (``build.Reader.of``)."""
+    """The branches, each narrowed (as a node) to the types where it is the only match; ``None``
+    if unproven. ``read(branch)``: the branch's node (``build.Reader.of``)."""
     nodes, kinds, facts = _read(branches, read)
     keep = [set(k) for k in kinds]
     for kind in KINDS:
@@ -250,7 +250,7 @@ def exact_branches(branches: list, read) -> list | None:
             out.append(branch)
         else:
             types = sorted(after | ({"integer"} if "number" in after else set()))
-            out.append({"allOf": [branch, {"type": types}]})
+            out.append(make(all_of=[read(branch), make(types=tuple(types))]))
     return out
 
 

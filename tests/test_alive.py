@@ -238,10 +238,10 @@ def test_not_of_object_branches_agrees_with_jsonschema(branches, word, rest, ord
     one (none). Agrees with python-jsonschema on a small universe and leaves no dead end."""
     schema = {**rest, "not": {word: branches}}
 
-    def outside(self, rules, slot):  # the complement's cases refused for this ``not`` (elsewhere as before)
-        if rules.get("not") is schema["not"]:
+    def outside(self, node, slot):  # the complement's cases refused for this ``not`` (elsewhere as before)
+        if node.not_ is not None and node.not_.source is schema["not"]:
             raise constrain.SchemaTooComplex("", "the complement refused, for the test")
-        return _OUTSIDE(self, rules, slot)
+        return _OUTSIDE(self, node, slot)
 
     # however few the complement's cases would be
     event(_decided_agrees(schema, order, [(compiler.lower.Lowering, "outside", outside), (compiler.alive, "FEW_CASES", 0)]))
