@@ -265,8 +265,8 @@ LAZY_MUTATIONS = [
     ("any value needs no recursive frame", "compiler/deferral.py",
      "return frames > 0  # any value: the recursive fragment", "return True"),
     ("a required name outside the properties taken as inhabited", "compiler/deferral.py",
-     "return all(name in obj.properties and self._inhabited_sub(obj.properties[name].source, frames)",
-     "return all(name not in obj.properties or self._inhabited_sub(obj.properties[name].source, frames)"),
+     "return all(name in obj.properties and self._inhabited_sub(obj.properties[name], frames)",
+     "return all(name not in obj.properties or self._inhabited_sub(obj.properties[name], frames)"),
     ("a segment's return states read as old ones", "automaton/program.py",
      "if frags[g].start >= first:  # a fragment of this segment", "if False:"),
     ("an empty enum taken as inhabited", "compiler/deferral.py",
@@ -322,7 +322,7 @@ UNIQUE_MUTATIONS = [
     ("a value used twice in a uniqueItems array", "compiler/containers.py",
      "if used >> i & 1:\n                    continue", "if False:\n                    continue"),
     ("a distinct item not met with its schema", "compiler/containers.py",
-     'frag, _ = self.callee(both(schema, {"const": v}), at)', 'frag, _ = self.callee({"const": v}, at)'),
+     "frag, _ = self.callee(both_nodes(schema, make(const=v)), at)", "frag, _ = self.callee(make(const=v), at)"),
     ("values equal as JSON counted as two", "compiler/containers.py",
      "i = next((k for k, u in enumerate(universe) if json_equal(u, v)), None)",
      "i = next((k for k, u in enumerate(universe) if u is v), None)"),
@@ -379,7 +379,7 @@ PORTABLE_MUTATIONS = [
     ("key regions shared between open and closed objects", "compiler/containers.py",
      "allowed[1] if allowed else None, tuple(differ), out_between)", "allowed[1] if allowed else None)"),
     ("a closed object's keys between the readings let in", "compiler/containers.py",
-     "out_between = settled and bool(differ) and extra is False", "out_between = False"),
+     "out_between = settled and bool(differ) and extra is NEVER", "out_between = False"),
 ]
 
 ORDER_TESTS = ["tests/test_objects.py"]

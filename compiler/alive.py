@@ -221,9 +221,9 @@ class AliveObjects:
         ``}`` may close where the leaves ``satisfied`` hold; ``empty``: why none can; ``needed``: leaves
         of which one must stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
         objs = [self.reader.of(leaf).object or ObjectRules() for leaf in leaves]
-        said = [[obj.properties[n].source if n in obj.properties else self.additional(obj) for obj in objs]
+        said = [[obj.properties[n].source if n in obj.properties else self.written(self.additional(obj)) for obj in objs]
                 for n in names]  # per name, what each leaf says of its value
-        beyond = [self.additional(obj) for obj in objs]
+        beyond = [self.written(self.additional(obj)) for obj in objs]
         requires = [sum(1 << k for k, obj in enumerate(objs) if n in obj.required) for n in names]
         any_order = self.options.property_order == "any" and 0 < len(names) <= ANY_ORDER_MAX
         everyone = (1 << len(leaves)) - 1

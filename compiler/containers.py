@@ -10,9 +10,9 @@ from automaton.counted import CountedBlock
 from . import chardfa
 from .context import REGEX_DIALECT, WHITESPACE, Slot, count_of
 from .counting import items_template
-from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules
+from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, make
 from .errors import SchemaError, SchemaTooComplex, UnsupportedKeyword
-from .merge import both, is_trivial
+from .merge import both_nodes, copied, trivial
 from .any_order import ANY_ORDER_MAX, GRID_MAX, LAZY_ORDER_MAX
 from .one_of import pinned_values
 from .values import json_equal
@@ -30,7 +30,7 @@ COUNTED_ITEMS_MIN = 16  # this many optional items or more are a counted block (
 def item_cases(items, also: list) -> list:
     """An array item met with each set of the ``contains`` schemas ``also``, indexed by the set as
     a bit mask (0: the item alone): what ``lower_array`` calls, and the deferral judges."""
-    return [functools.reduce(both, [c for i, c in enumerate(also) if found >> i & 1], items)
+    return [functools.reduce(both_nodes, [c for i, c in enumerate(also) if found >> i & 1], items)
             for found in range(1 << len(also))]
 
 
@@ -42,15 +42,15 @@ class ContainerLowering:
         if any(isinstance(v, list) for v in node.not_values):
             return self.other_than(node, list, slot, src, dst)
         arr = node.array or ArrayRules()
-        prefix = [p.source for p in arr.prefix]
-        items = arr.rest.source if arr.rest is not None else True
+        prefix = list(arr.prefix)
+        items = arr.rest if arr.rest is not None else ANY
         prefix_word, item_slot = ("items", slot.at("additionalItems")) if arr.listed else ("prefixItems", slot.at("items"))
         lo, hi = count_of(arr.min_items, "minItems", slot), count_of(arr.max_items, "maxItems", slot)
         if hi is not None and lo > hi:
             self.never(slot, "minItems above maxItems")
             return
         # contains: items matching it are counted, up to at least minContains (at most maxContains)
-        wanted = arr.contains.source if arr.contains is not None else None
+        wanted = arr.contains
         least = count_of(arr.min_contains, "minContains", slot)
         most = count_of(arr.max_contains, "maxContains", slot) if wanted is not None else None
         if wanted is None or (least == 0 and most is None):
@@ -60,7 +60,7 @@ class ContainerLowering:
             return
         # each column a count of matches; with contains from several allOf branches (each once,
         # ``_contains_also``) a set of those found instead, as bits
-        also = [wanted] + [c.source for c in arr.contains_also] if wanted is not None else []
+        also = [wanted, *arr.contains_also] if wanted is not None else []
         if len(also) > MAX_CONTAINS:
             raise UnsupportedKeyword(child(slot.pointer, "contains"), "contains",
                                      f"more than {MAX_CONTAINS} contains met in one allOf", slot.via)
@@ -99,16 +99,16 @@ class ContainerLowering:
             if hi is not None and n >= hi:
                 continue
             schema, where = (prefix[n], slot.at(prefix_word, n)) if n < len(prefix) else (items, item_slot)
-            if schema is False:
+            if schema is NEVER:
                 continue
             after = grid[min(n + 1, cap)]
-            cases = [(schema, 0)] if wanted is None else [(both(schema, wanted), 1), (
-                schema if most is None else both(schema, {"not": wanted}), 0)]
+            cases = [(schema, 0)] if wanted is None else [(both_nodes(schema, wanted), 1), (
+                schema if most is None else both_nodes(schema, make(not_=wanted)), 0)]
             if len(also) > 1:  # the item meets each set of them (an item may meet several)
                 cases = list(zip(item_cases(schema, also), range(top + 1)))
             starts = [self.separated(here, n) for here in row]  # past the separator, one per count of matches
             for sub, step in cases:
-                if sub is False:
+                if sub is NEVER:
                     continue
                 for k, start in enumerate(starts):
                     if len(also) > 1:
@@ -140,7 +140,7 @@ class ContainerLowering:
                 if i is None:
                     i = len(universe)
                     universe.append(v)
-                frag, _ = self.callee(both(schema, {"const": v}), at)
+                frag, _ = self.callee(both_nodes(schema, make(const=v)), at)
                 if frag is not None:
                     found.append((i, frag))
             calls.append(found)
@@ -268,13 +268,13 @@ class ContainerLowering:
 
     def other_than(self, node: Node, kind: type, slot, src, dst) -> None:
         """The arrays (or objects) ``node`` allows other than the literals of that kind a complement
-        excluded (``_not_values``): ``node`` met with each one's shape complement (``Complement.unequal``),
+        excluded (``not_values``): ``node`` met with each one's shape complement (``Complement.unequal``),
         only where such a value is lowered (an enum beside them is filtered instead)."""
-        rules = {k: v for k, v in node.source.items() if k != "_not_values"}
-        rules["type"] = "array" if kind is list else "object"
-        rules["allOf"] = [*rules.get("allOf", ()), *(self.reader.schema_of(self.complement.unequal(v, slot))
-                                                      for v in node.not_values if isinstance(v, kind))]
-        self.value(rules, slot, src, dst)
+        rest = copied(node)
+        rest.not_values = []
+        rest.types = ("array",) if kind is list else ("object",)
+        rest.all_of = [*node.all_of, *(self.complement.unequal(v, slot) for v in node.not_values if isinstance(v, kind))]
+        self.value(rest, slot, src, dst)
 
     def lower_object(self, node: Node, slot, src, dst, wanted: tuple = ()):
         """``wanted``: the 'some member' constraints additional members may be witnesses of
@@ -284,7 +284,7 @@ class ContainerLowering:
         obj = node.object or ObjectRules()
         if obj.some_member:
             return self.some_member(node, slot, src, dst, wanted)
-        props = {name: sub.source for name, sub in obj.properties.items()}
+        props = dict(obj.properties)
         extra = self.additional(obj)
         required = obj.required
         lo, hi = count_of(obj.min_properties, "minProperties", slot), count_of(obj.max_properties, "maxProperties", slot)
@@ -292,22 +292,22 @@ class ContainerLowering:
         # properties' where some matches none of them (portably, keys the readings differ on meet both)
         pattern_dfas = []  # (keys some validator matches the pattern on, its schema, its slot)
         for p, sub in obj.pattern_properties:
-            pattern_dfas.append((self.key_pattern(p, slot, either=True), sub.source, slot.at("patternProperties", p)))
+            pattern_dfas.append((self.key_pattern(p, slot, either=True), sub, slot.at("patternProperties", p)))
         written = [p for p, _ in obj.pattern_properties]
         for p in {p for patterns, _ in obj.additional_unless for p in patterns if p not in written}:
             written.append(p)  # (a meet keeps every side's patterns: none is missing but by a rewrite)
-            pattern_dfas.append((self.key_pattern(p, slot, either=True), True, slot.at("patternProperties", p)))
+            pattern_dfas.append((self.key_pattern(p, slot, either=True), ANY, slot.at("patternProperties", p)))
         every = [self.key_pattern(p, slot) for p in written]  # the keys every validator matches each on
-        unless = [(frozenset(written.index(p) for p in patterns), sub.source) for patterns, sub in obj.additional_unless]
-        names_schema = obj.property_names.source if obj.property_names is not None else None
+        unless = [(frozenset(written.index(p) for p in patterns), sub) for patterns, sub in obj.additional_unless]
+        names_schema = obj.property_names
         allowed = self.key_language(names_schema, slot.at("propertyNames")) if names_schema is not None else None
         members = []  # (name, schema, slot, required)
         for name, sub in props.items():
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
             for s, ps in hits:
-                sub = self.meet(sub, s, ps) if isinstance(sub, dict) else (False if sub is False else s)
+                sub = self.meet_nodes(sub, s, ps)
             if allowed is not None and not allowed.matches(name):
-                sub = False  # propertyNames rules the name out
+                sub = NEVER  # propertyNames rules the name out
             members.append((name, sub, slot.at("properties", name), name in required))
         for name in required:
             if name in props:
@@ -315,24 +315,24 @@ class ContainerLowering:
             hits = [(s, ps) for d, s, ps in pattern_dfas if d.matches(name)]
             sub, where = hits[0] if hits else (extra, slot.at("additionalProperties"))
             for s, _ in hits[1:]:  # a key meets every pattern it matches
-                sub = both(sub, s)
+                sub = both_nodes(sub, s)
             if hits and not any(d.matches(name) for d in every):  # a validator matching none
-                sub = both(sub, extra)
+                sub = both_nodes(sub, extra)
             sub = self.unnamed(obj, name, sub, slot)
             if allowed is not None and not allowed.matches(name):
-                sub = False
+                sub = NEVER
             members.append((name, sub, where, True))
         for name, sub, where, req in members:
-            if req and sub is False:
+            if req and sub is NEVER:
                 self.never(slot, f"required property {name!r} can never be valid")
                 return
         names = {m[0] for m in members}
         keys = self.additional_keys(names, pattern_dfas, extra, slot, wanted,
                                     (allowed, self.schema_key(names_schema)) if allowed is not None else None, unless, every)
         n_min = sum(1 for m in members if m[3])
-        if keys and (lo >= n_min + 2 or any(not is_trivial(value) for _, _, value in wanted)):
+        if keys and (lo >= n_min + 2 or any(not trivial(value) for _, _, value in wanted)):
             self.prog.distinct_strings = True  # a free key written twice would count twice, or be a witness twice
-            named = sum(1 for m in members if m[1] is not False)
+            named = sum(1 for m in members if m[1] is not NEVER)
             if named + sum(k[4].count_up_to(lo) for k in keys) < lo:  # (each key once: so few of them)
                 self.never(slot, "minProperties above the distinct keys the object allows")
                 return
@@ -349,10 +349,10 @@ class ContainerLowering:
                 if mask & inside == mask:
                     value = sub
                     for t in range(len(wanted)):
-                        value = both(value, wanted[t][2]) if mask >> t & 1 else value
+                        value = both_nodes(value, wanted[t][2]) if mask >> t & 1 else value
                     witnesses.append((self.member(lambda a, b, k=k: self.prog.call(a, k, b), value, where), mask))
         full = (1 << len(wanted)) - 1
-        named = [m for m in members if m[1] is not False]
+        named = [m for m in members if m[1] is not NEVER]
         # one name alone has an order only against additional keys, which may come before it
         if self.options.property_order == "any" and (len(named) > 1 or extras) and named:
             if len(named) <= GRID_MAX or (len(named) <= ANY_ORDER_MAX and (witnesses or not self.lazy_order)):
@@ -363,7 +363,7 @@ class ContainerLowering:
         self.prog.text(src, b"{", grid[0][0])
         end = self.state(src)
         for i, (name, sub, where, req) in enumerate(members):
-            member = None if sub is False else self.named_member(name, sub, where)
+            member = None if sub is NEVER else self.named_member(name, sub, where)
             for c in range(cap + 1):
                 if not req:
                     self.prog.epsilon(grid[i][c], grid[i + 1][c])
@@ -387,39 +387,36 @@ class ContainerLowering:
         """An object with some member whose key is in a language and whose value meets a schema (the
         complement of additionalProperties or patternProperties): one case per named property that
         can be it, and one where an additional member is it (``among`` those ``lower_object`` wants)."""
-        rules, obj = node.source, node.object
+        obj = node.object
         (how, keys, value), *others = obj.some_member
-        rest = {k: v for k, v in rules.items() if k != "_some_member"}
-        if others:
-            rest["_some_member"] = rules["_some_member"][1:]
-        props, required = rest.get("properties", {}), rest.get("required", [])
+        rest = _with_object(node, some_member=others)
+        props, required = obj.properties, obj.required
         key_dfa, name = self.member_keys(how, keys, slot)
-        value = value.source
         patterns = [self.key_pattern(p, slot) for p, _ in obj.pattern_properties]
         for n in list(props) + [r for r in required if r not in props]:
-            if not key_dfa.matches(n) or props.get(n, True) is False:
+            if not key_dfa.matches(n) or props.get(n) is NEVER:
                 continue
             if n in props:
-                met = both(props[n], value)
+                met = both_nodes(props[n], value)
             elif any(d.matches(n) for d in patterns):
                 met = self.unnamed(obj, n, value, slot)  # the lowering meets it with the patterns' schemas
             else:
-                met = self.unnamed(obj, n, both(self.additional(obj), value), slot)
-            case = {**rest, "properties": {**props, n: met}, "required": required + ([n] if n not in required else [])}
-            self.lower_object(self.reader.of(case), slot, src, dst, among)
-        if self.additional(obj) is False and not obj.pattern_properties:
+                met = self.unnamed(obj, n, both_nodes(self.additional(obj), value), slot)
+            case = _with_object(rest, properties={**props, n: met}, required=required + ([n] if n not in required else []))
+            self.lower_object(case, slot, src, dst, among)
+        if self.additional(obj) is NEVER and not obj.pattern_properties:
             return  # a closed object: only its named properties can be the witness
         if len(among) >= MAX_WITNESSES:
             raise UnsupportedKeyword(slot.pointer, "not", f"more than {MAX_WITNESSES} members that must exist among "
                                      "additional properties", slot.via)
-        self.lower_object(self.reader.of(rest), slot, src, dst, among + ((key_dfa, name, value),))
+        self.lower_object(rest, slot, src, dst, among + ((key_dfa, name, value),))
 
     def unnamed(self, obj: ObjectRules, name: str, sub, slot):
         """``sub`` (what key ``name`` meets, the object not naming it) met with each side's
         additionalProperties that applies to it still (``ObjectRules.additional_unless``)."""
         for patterns, value in obj.additional_unless:
             if not any(self.key_pattern(p, slot).matches(name) for p in patterns):
-                sub = both(sub, value.source)
+                sub = both_nodes(sub, value)
         return sub
 
     def member_keys(self, how: str, keys, slot):
@@ -427,8 +424,8 @@ class ContainerLowering:
         automaton, and a name for it."""
         dialect = REGEX_DIALECT[self.options.dialect]
         if how == "names":  # a key propertyNames rules out
-            allowed = self.key_language(keys.source, slot.at("propertyNames"))
-            return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(keys.source))
+            allowed = self.key_language(keys, slot.at("propertyNames"))
+            return chardfa.complement(allowed if allowed is not None else chardfa.any_string()), ("names", self.schema_key(keys))
         if how == "pattern":
             return pattern_dfa(keys, slot.pointer, dialect=dialect), ("pattern", keys)
         names, patterns = keys
@@ -474,8 +471,8 @@ class ContainerLowering:
         differ = [i for i in range(n) if every is not None and every[i] is not pattern_dfas[i][0]]
         # where matching none asks nothing more (true) or rules a key out (false), the keys between
         # the readings need no regions of their own: they are as their patterns' other keys, or out
-        settled = not unless and (extra is True or extra is False)
-        out_between = settled and bool(differ) and extra is False
+        settled = not unless and (extra is ANY or extra is NEVER)
+        out_between = settled and bool(differ) and extra is NEVER
         if settled:
             differ = []
         cache_key = ("keys", frozenset(names), tuple(ps.pointer.rsplit("/", 1)[-1] for _, _, ps in pattern_dfas),
@@ -496,13 +493,13 @@ class ContainerLowering:
             matched = {h for h in hits if h < n and h not in differ} | {differ[h - n] for h in hits if n <= h < base}
             schema, where = (extra, slot.at("additionalProperties")) if not subs else subs[0]
             for sub, _ in subs[1:]:
-                schema = both(schema, sub)
+                schema = both_nodes(schema, sub)
             if subs and not matched:  # some validator matches none of the patterns here
-                schema = both(schema, extra)
+                schema = both_nodes(schema, extra)
             for indexes, sub in unless:
                 if indexes.isdisjoint(matched):
-                    schema = both(schema, sub)
-            if schema is not False:
+                    schema = both_nodes(schema, sub)
+            if schema is not NEVER:
                 out.append((self.shared(cache_key + (i,), lambda a, b, k=keys: self.key_string(k, a, b)),
                             schema, where, inside, keys))
         return out
@@ -585,3 +582,11 @@ class ContainerLowering:
         if state is None:
             state = self._separated[key] = self.punct_to(src, b",") if count else self.spaced(src)
         return state
+
+
+def _with_object(node: Node, **fields) -> Node:
+    """A copy of ``node`` whose object facet says ``fields`` instead (its own facet, free to change)."""
+    out = copied(node)
+    out.object = ObjectRules()
+    out.object.__dict__.update(vars(node.object), **fields)
+    return out

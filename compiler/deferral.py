@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 
-from .ir import ABSENT, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, lone_ref, says_only
+from .ir import ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, lone_ref, says_only
 from .values import has_type, is_number, json_type
 from .any_order import GRID_MAX
 from .containers import MAX_CONTAINS, item_cases
 from .counting import counted_group
 from .errors import SchemaError
 from .formats import CHECKED_BUT_OPEN, KNOWN_FORMATS
-from .merge import is_trivial
+from .merge import trivial
 from .values import json_in
 from .refs import SchemaDocument
 from .regex import pattern_dfa, pattern_outline
@@ -70,7 +70,7 @@ class Deferral:
     def verdict(self, schema) -> tuple[bool, int] | None:
         """None: lower it now; else whether it can finish with no recursive frame to spare
         (``Program.defer``'s ``shallow``) and a bound on the states lowering it writes."""
-        if not isinstance(schema, dict) or self.doc.has_ids:
+        if not _judged(schema) or self.doc.has_ids:
             return None
         weight = self.weight(schema)
         if weight is None or self._too_deep:
@@ -98,7 +98,7 @@ class Deferral:
         content, as the lowering shares fragments: a product of branches met again and again
         stays as small as what it writes."""
         memo = self._quiet
-        if not isinstance(schema, dict):
+        if not _judged(schema):
             return 0
         work: list[list] = [[schema, None, 0, 0, 0, self._key(schema)]]  # schema, its subschemas, the next
         # one, weight so far, how many of them are called (not in place), the schema's memo key
@@ -123,7 +123,7 @@ class Deferral:
                     memo[key] = False
                     work.pop()
                     continue
-                kids = [k for k in self._children(node) if isinstance(k, dict)]
+                kids = [k for k in self._children(node) if _judged(k)]
                 called = item[4] = len(kids) - len(node.any_of or ())  # the kids before are called, not inlined
                 kids = item[1] = [(k, self._key(k) if i < called else self._id(k)) for i, k in enumerate(kids)]
                 item[3] = self._own_weight(node)
@@ -197,17 +197,17 @@ class Deferral:
         kinds, obj, arr = node.types, node.object, node.array
         kids = []
         if obj is not None and (kinds is None or "object" in kinds):
-            kids += [sub.source for sub in obj.properties.values()]
+            kids += obj.properties.values()
             if obj.additional is not None:
-                kids.append(obj.additional.source)
-            kids += [sub.source for _, sub in obj.pattern_properties]
+                kids.append(obj.additional)
+            kids += [sub for _, sub in obj.pattern_properties]
         if arr is not None and (kinds is None or "array" in kinds):
             if arr.rest is not None:
-                kids.append(arr.rest.source)
+                kids.append(arr.rest)
             kids += self._matches(node)
         if node.ref is not None:
-            kids.append(node.ref.source)
-        return kids + [branch.source for branch in node.any_of or ()]  # last: lowered in place, the others are called
+            kids.append(node.ref)
+        return kids + list(node.any_of or ())  # last: lowered in place, the others are called
 
     def _quiet_node(self, node) -> bool:
         if node is None:  # an object decided member by member (``alive.py``)
@@ -270,9 +270,9 @@ class Deferral:
         if node is False:
             return False
         if node.ref is not None:
-            return self._inhabited_sub(node.ref.source, frames)
+            return self._inhabited_sub(node.ref, frames)
         if node.any_of is not None:
-            return any(self._inhabited_sub(branch.source, frames) for branch in node.any_of)
+            return any(self._inhabited_sub(branch, frames) for branch in node.any_of)
         if node.enum is not None or node.const is not ABSENT:  # (both: the values they allow together)
             values = [v for v in literal_values(node) if not json_in(v, node.not_values)]
             return any(node.types is None or any(has_type(v, k, json_type(v)) for k in node.types) for v in values)
@@ -280,20 +280,20 @@ class Deferral:
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
 
     def _inhabited_sub(self, schema, frames: int) -> bool:
-        if is_trivial(schema):
+        if trivial(self.read(schema)):
             return frames > 0  # any value: the recursive fragment
-        return isinstance(schema, dict) and self._inhabited(schema, frames)
+        return _judged(schema) and self._inhabited(schema, frames)
 
     def _object(self, node: Node, frames: int) -> bool:
         obj = node.object or ObjectRules()
-        return all(name in obj.properties and self._inhabited_sub(obj.properties[name].source, frames) for name in obj.required)
+        return all(name in obj.properties and self._inhabited_sub(obj.properties[name], frames) for name in obj.required)
 
     def _array(self, node: Node, frames: int) -> bool:
         arr = node.array or ArrayRules()
         lo, hi = arr.min_items or 0, arr.max_items
         if hi is not None and lo > hi:
             return False
-        items = arr.rest.source if arr.rest is not None else True
+        items = arr.rest if arr.rest is not None else ANY
         matches = self._matches(node)  # each contains met by an item of its own, the rest any items
         if matches:
             return (hi is None or hi >= len(matches)) and all(self._inhabited_sub(m, frames) for m in matches) and (
@@ -308,10 +308,15 @@ class Deferral:
             return []
         found = self._contained.get(id(node))
         if found is None:
-            also = [arr.contains.source, *(c.source for c in arr.contains_also)]
-            found = self._contained[id(node)] = item_cases(arr.rest.source if arr.rest is not None else True, also)[1:]
+            also = [arr.contains, *arr.contains_also]
+            found = self._contained[id(node)] = item_cases(arr.rest if arr.rest is not None else ANY, also)[1:]
             self._keep.append(node)
         return found
+
+
+def _judged(schema) -> bool:
+    """Whether ``schema`` (a node or a schema object) is judged: ``true`` and ``false`` weigh nothing."""
+    return isinstance(schema, dict) or isinstance(schema, Node) and schema is not ANY and schema is not NEVER
 
 
 def _plain_format(name) -> bool:

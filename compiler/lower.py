@@ -87,7 +87,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                                      lambda schema: me.reader.of(schema))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                 lambda schema: me.met_read(schema), lambda schema: me.reader.of(schema),
+                                 lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.read(schema),
                                  lambda schema: me.content(schema), lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
         self.lazy_order = self.deferral is not None  # large objects in any order: sets written wait
@@ -140,7 +140,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             verdict = None
             if defer and self.deferral is not None and frag != root:
                 schema = self.met(schema, slot)
-                verdict = None if isinstance(schema, ObjectChoice) else self.deferral.verdict(self.written(schema))
+                verdict = None if isinstance(schema, ObjectChoice) else self.deferral.verdict(schema)
             if verdict is not None:
                 self._waiting[frag] = (schema, slot, verdict[1])
                 self.prog.defer(frag, verdict[0])
@@ -263,9 +263,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             some = self._either_keys[pattern] = every if some is every or chardfa.difference(some, every).is_empty else some
         return some
 
-    def additional(self, obj: ObjectRules):
+    def additional(self, obj: ObjectRules) -> Node:
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
-        return obj.additional.source if obj.additional is not None else not self.options.strict
+        return obj.additional if obj.additional is not None else NEVER if self.options.strict else ANY
 
     def expanded(self, rules: dict, pointer: str) -> dict:
         """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
@@ -330,8 +330,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             for case in met:
                 self.value(case, slot, src, dst)
             return
-        if node.source is None:  # (the typed parts read its subschemas as schema objects: written once)
-            self.written(node)
         self.typed(node, slot, src, dst)
 
     def met(self, schema, slot: Slot, quiet: bool = False):
@@ -350,14 +348,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                 break
             node = found
         return node
-
-    def met_read(self, schema):
-        """``met`` for the deferral, quiet: a node the meet made is written, so that its subschemas
-        are schema objects as the deferral reads them."""
-        found = self.met(schema, ROOT, quiet=True)
-        if isinstance(found, Node) and found.source is None:
-            self.written(found)
-        return found
 
     def met_schema(self, schema, slot: Slot):
         """``met`` for the parts that read schema objects (``alive.py``, ``finite_values``): its

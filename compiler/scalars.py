@@ -21,7 +21,7 @@ from .ir import literal_values
 from .numbers import MAX_STATES as NUMBER_STATES, common_multiple, number_dfa
 from .refs import child
 from .regex import either_dfa, pattern_dfa, pattern_terms
-from .ir import ABSENT, Node, NumberRules, StringRules, said
+from .ir import ABSENT, ANY, NEVER, Node, NumberRules, StringRules, said
 from .values import is_number
 from .validator_formats import INTEGER_FORMATS, QUOTIENT_LIMIT, ajv_dfa, portable_terms
 from .strings import BYTES, FREE, KEY, LITERAL, PLAIN_SCALARS, SURROGATES, add_scalar, ascii_raw, spelled_parts
@@ -131,21 +131,22 @@ class ScalarLowering:
             raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames nested over {KEY_DEPTH} deep "
                                      "(or referring back to themselves)", slot.via)
         schema, slot = self.follow_refs(schema, slot)
-        if schema is True or schema is False:
-            return None if schema else chardfa.literal_strings([])
-        node = self.reader.of(self.expanded(schema, slot.pointer))
+        node = self.read(schema)
+        if node is ANY or node is NEVER:
+            return None if node is ANY else chardfa.literal_strings([])
+        node = self.expanded_node(node, slot.pointer)
         parts = []  # languages every key is in (None: any)
         if node.not_ is not None:
-            ruled_out = self.key_language(node.not_.source, slot.at("not"), depth + 1)
+            ruled_out = self.key_language(node.not_, slot.at("not"), depth + 1)
             parts.append(chardfa.literal_strings([]) if ruled_out is None else chardfa.complement(ruled_out))
         if node.ref is not None:
             target, target_slot = self.follow_ref({"$ref": node.ref_text}, slot)
             parts.append(self.key_language(target, target_slot, depth + 1))
         for i, part in enumerate(node.all_of):
-            parts.append(self.key_language(part.source, slot.at("allOf", i), depth + 1))
+            parts.append(self.key_language(part, slot.at("allOf", i), depth + 1))
         for word, branches in (("anyOf", node.any_of), ("oneOf", node.one_of)):
             if branches is not None:
-                languages = [self.key_language(b.source, slot.at(word, i), depth + 1) for i, b in enumerate(branches)]
+                languages = [self.key_language(b, slot.at(word, i), depth + 1) for i, b in enumerate(branches)]
                 parts.append(_exactly_one(languages) if word == "oneOf" else _any_of(languages))
         other = sorted(said(node).keys() - _KEY_FIELDS)
         if other:  # (what ``expanded`` leaves is one of them: a conditional is an allOf by now)

@@ -1,11 +1,10 @@
 """A node written back as a schema object, in the lowering's words: what ``build.Reader`` reads.
 
 The meet (``merge.py``), the complement and the conditionals' cases (``boolean.py``) make nodes,
-and ``Lowering.value`` and its combinators (``met``, ``branched``, ``one_of``, ``outside``,
-``all_of``) hand nodes about; the parts that still read schema objects (``alive.py``, the typed
-parts' subschemas in ``containers.py`` and ``scalars.py``, the deferral, the validator of literals,
-``unevaluated.py`` and ``boolean.expand``) are handed the node's words, and the reader that wrote
-them knows their node from then on, so nothing is read twice. A node read from a schema is written as that schema; a node made
+and the lowering hands nodes about (``Lowering.value``, its combinators, the containers, the
+deferral); the parts that still read schema objects (``alive.py``, the complement's input, the
+validator of literals, ``unevaluated.py`` and ``boolean.expand``) are handed the node's words, and
+the reader that wrote them knows their node from then on, so nothing is read twice. A node read from a schema is written as that schema; a node made
 is written once (``Node.source`` keeps it). Patterns, formats and steps gathered by a
 meet are tuples, and a complement's leaves are the markers ``keywords.MARKERS`` names.
 """
