@@ -55,32 +55,34 @@ def conditional_parts(node: Node, annotated: bool = False) -> list[Node]:
 
 
 class Complement:
-    """``complement(schema, slot)``: the node of exactly the JSON values ``schema`` rejects.
+    """``complement(schema, slot)``: the node of exactly the JSON values ``schema`` (a node or a
+    schema object) rejects.
 
     ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
-    ``expanded(rules, pointer)`` reads a schema's keywords as the lowering does (``Lowering.expanded``);
-    ``read(schema)`` is its node (``build.Reader.of``), whose fields the complement negates one at
-    a time. Each schema object's complement is made once and shared (equal branches of a union are
+    ``expanded(node, pointer)`` reads a node's keywords as the lowering does (``Lowering.expanded_node``);
+    ``read(schema)`` is a schema's node (``Lowering.read``), whose fields the complement negates one
+    at a time. Each node's complement is made once and shared (equal branches of a union are
     one), so references that fan out many times over cost what the schemas do."""
 
     def __init__(self, follow, expanded, read):
         self.follow = follow
         self.expanded = expanded
         self.read = read
-        self._made: dict[int, tuple] = {}  # id of a schema -> (the schema, its complement)
+        self._made: dict[int, tuple] = {}  # id of a node -> (the node, its complement)
 
     def __call__(self, schema, slot: Slot, depth: int = 0) -> Node:
         if depth > MAX_REF_DEPTH:
             raise UnsupportedKeyword(slot.pointer, "not", "'not' of a schema that refers back to itself", slot.via)
-        if schema is True or schema is False:
-            return NEVER if schema else ANY
-        made = self._made.get(id(schema))
+        node = self.read(schema)
+        if node is ANY or node is NEVER:
+            return NEVER if node is ANY else ANY
+        made = self._made.get(id(node))
         if made is None:
-            made = self._made[id(schema)] = (schema, self._complement(schema, slot, depth))
+            made = self._made[id(node)] = (node, self._complement(node, slot, depth))
         return made[1]
 
-    def _complement(self, schema: dict, slot: Slot, depth: int) -> Node:
-        branches = self.cases(self.read(self.expanded(schema, slot.pointer)), slot, depth)
+    def _complement(self, node: Node, slot: Slot, depth: int) -> Node:
+        branches = self.cases(self.expanded(node, slot.pointer), slot, depth)
         if any(b is ANY for b in branches):
             return ANY
         branches = _distinct([b for b in branches if b is not NEVER])
@@ -194,7 +196,7 @@ class Complement:
         return out
 
     def combined(self, word: str, parts: list[Node], slot: Slot, depth: int) -> list[Node]:
-        negated = [self(part.source, slot.at(word, i), depth) for i, part in enumerate(parts)]
+        negated = [self(part, slot.at(word, i), depth) for i, part in enumerate(parts)]
         if word == "allOf":
             return negated
         if word == "anyOf":

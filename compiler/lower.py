@@ -83,8 +83,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # them, and a bound method would make a cycle only the collector frees, with every table
         # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
-        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot), lambda *args: me.expanded(*args),
-                                     lambda schema: me.reader.of(schema))
+        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot),
+                                     lambda node, pointer: me.expanded_node(node, pointer), lambda schema: me.read(schema))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
                                  lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.read(schema),
@@ -428,7 +428,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         ``not`` (those that can meet)."""
         rest = copied(node)
         rest.not_ = None
-        outside = self.complement(self.written(node.not_), slot.at("not"))
+        outside = self.complement(node.not_, slot.at("not"))
         if outside.all_of and said(outside).keys() == {"all_of"}:  # outside each of several: their cases
             met = [rest]  # met one part at a time with what is met so far, the empty ones dropped early
             for part in outside.all_of:  # (a oneOf branch without two others: 289 pairs, 16 left)
