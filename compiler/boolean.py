@@ -15,7 +15,7 @@ from __future__ import annotations
 from .context import Slot
 from .errors import UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, make
-from .merge import kinds_of, trivial
+from .merge import copied, kinds_of, trivial
 from .one_of import KINDS
 from .validator_formats import INTEGER_FORMATS
 
@@ -25,7 +25,9 @@ MAX_REF_DEPTH = 32
 
 def expand(rules: dict, reader) -> dict:
     """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases
-    (``conditional_parts`` of its node, written by ``reader``, a ``build.Reader``)."""
+    (``conditional_parts`` of its node, written by ``reader``, a ``build.Reader``): what the
+    unevaluated keywords' rewrite hands on (``Lowering.expanded``); a node is expanded as a node
+    (``expanded``)."""
     if not any(key in rules for key in CONDITIONAL):
         return rules
     node = reader.of(rules)
@@ -34,6 +36,24 @@ def expand(rules: dict, reader) -> dict:
     if parts:
         rules["allOf"] = parts
     return rules
+
+
+def conditional(node: Node) -> bool:
+    """Whether ``node`` has a conditional keyword (``if``, ``then``, ``else``, a dependency) to expand."""
+    return (node.if_ is not None or node.then is not None or node.else_ is not None
+            or node.object is not None and bool(node.object.dependent))
+
+
+def expanded(node: Node) -> Node:
+    """``node`` with its conditional keywords moved into ``allOf`` as ``anyOf`` of their cases
+    (``then`` and ``else`` without ``if`` dropped: they do nothing)."""
+    out = copied(node)
+    out.if_ = out.then = out.else_ = None
+    if node.object is not None:
+        out.object = ObjectRules()
+        out.object.__dict__.update(vars(node.object), dependent=[], dependent_schemas={})
+    out.all_of = [*node.all_of, *conditional_parts(node)]
+    return out
 
 
 def conditional_parts(node: Node, annotated: bool = False) -> list[Node]:

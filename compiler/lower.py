@@ -26,7 +26,7 @@ from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
 from .merge import Meet, branches, copied, exactly_one, implied, is_union, may_meet, trivial
-from .boolean import Complement, expand
+from .boolean import Complement, conditional, expand, expanded
 from .build import Reader
 from .ir import ABSENT, ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, make, said
 from . import products
@@ -522,12 +522,14 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return schema
 
     def expanded_node(self, node: Node, pointer: str) -> Node:
-        """``expanded`` for a node: itself where it has no conditional or unevaluated keyword."""
-        if node.if_ is None and not node.unevaluated and (node.object is None or not node.object.dependent):
-            return node
-        schema = self.reader.schema_of(node)
-        found = self.expanded(schema, pointer)
-        return node if found is schema else self.reader.of(found)
+        """``node`` as the lowering reads it: its conditionals an ``allOf`` of their cases
+        (``boolean.expanded``), its unevaluated keywords rewritten (``expanded``, on its words);
+        itself where it has neither."""
+        if node.unevaluated:
+            schema = self.reader.schema_of(node)
+            found = self.expanded(schema, pointer)
+            return node if found is schema else self.reader.of(found)
+        return expanded(node) if conditional(node) else node
 
     # -- literals -------------------------------------------------------------------------------
     def literals(self, node: Node, slot: Slot, src: int, dst: int) -> None:
