@@ -350,8 +350,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return node
 
     def met_schema(self, schema, slot: Slot):
-        """``met`` for the parts that read schema objects (``alive.py``, ``finite_values``): its
-        node written (False: nothing meets), an object decided member by member as it is."""
+        """``met`` for the part that reads schema objects (``alive.py``): its node written (False:
+        nothing meets), an object decided member by member as it is."""
         found = self.met(schema, slot)
         return found if isinstance(found, ObjectChoice) else self.written(found)
 
