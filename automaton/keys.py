@@ -155,8 +155,10 @@ def may_repeat(state) -> bool:
 class QuotedTokens:
     """A vocabulary's tokens as the walk of kept strings asks for them: those holding a quote (the
     only ones that can close a string) by how many, by the text before the first (what they add
-    to a string they close) and after the last (what they begin); the plain ones by their bytes;
-    blanks; those ending past a comma."""
+    to a string they close) and after the last (what they begin, by the parity of their quotes);
+    every token by its bytes (twins beside); the quote-free ones with an escape by the character
+    they add first; blanks; those ending past a comma; those opening a container and closing a
+    string inside it."""
 
     def __init__(self, token_bytes):
         n = len(token_bytes)
