@@ -433,7 +433,7 @@ ALIVE_MUTATIONS = [
     ("not of object branches: values of other types kept whatever the branches say of them", "compiler/alive.py",
      'kept = whole != 1 if word == "oneOf" else whole == 0', "kept = True"),
     ("not of object branches: a branch allowing some values of other types read as all", "compiler/alive.py",
-     'if not any(part.keys() == {"type"} and NOT_OBJECTS <= set(_listed(part["type"])) for part in parts):',
+     'if not any(said(part).keys() == {"types"} and NOT_OBJECTS <= set(part.types) for part in parts):',
      "if False:"),
     ("member by member: a string literal taken by every plain enum", "compiler/alive.py",
      "return lambda value: value in strings if isinstance(value, str) else judge(value)",

@@ -31,19 +31,24 @@ import math
 
 from . import chardfa
 from .any_order import ANY_ORDER_MAX
-from .build import ARRAY_WORDS, NUMBER_WORDS, STRING_WORDS
 from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
 from .formats import UNCOMPLEMENTED
-from .ir import ObjectRules, literal_values, says_only
-from .merge import both, constraints, is_trivial
+from .ir import ANY, NEVER, Node, ObjectRules, literal_values, make, said, says_only
+from .merge import both_nodes, copied, is_union, trivial
 from .one_of import exact_branches, overlaps
 from .validation import Validator
 
 _LITERAL_FIELDS = frozenset(("types", "enum", "const"))  # a schema whose literals ``_literal_test`` looks up
-PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties"})
-OTHER_TYPES_WORDS = STRING_WORDS | NUMBER_WORDS | ARRAY_WORDS | {"format"}  # what holds of other types alone
+# what a leaf may say: a type, plain object keywords, and what holds of other types alone (no
+# complement's field: those facets' fields outside these mark one)
+_PLAIN_FACETS = {"object": frozenset({"properties", "required", "additional", "min_properties", "max_properties"}),
+                 "string": frozenset({"min_length", "max_length", "patterns"}),
+                 "number": frozenset({"minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "multiples"}),
+                 "array": frozenset({"min_items", "max_items", "prefix", "rest", "listed", "contains", "unique"})}
+_OTHER_TYPES = frozenset({"string", "number", "array", "formats"})
+_FACETS = frozenset({"string", "number", "object", "array"})
 MAX_LEAVES = 64          # object schemas the branches meet out into
 MAX_PLACES = 2048        # (position, alive set, members written) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
@@ -77,18 +82,19 @@ class AliveObjects:
     ``not``s refused here, or being decided; ``outside_made`` the ``not``s decided;
     ``regions_made`` a member's regions by the keys of the schemas they split (None: refused)."""
 
-    def objects_alive(self, rules: dict, slot: Slot) -> ObjectChoice | None:
-        """``rules``' ``oneOf`` (each branch met with the rest) as an ``ObjectChoice``; None where a
+    def objects_alive(self, node: Node, slot: Slot) -> ObjectChoice | None:
+        """``node``'s ``oneOf`` (each branch met with the rest) as an ``ObjectChoice``; None where a
         branch is not made of object schemas of plain object keywords, or a bound is passed."""
-        key = self.schema_key(rules)
+        key = self.schema_key(node)
         if key in self.not_alive:  # refused before, or being decided (a member's value is the same oneOf)
             return None
         self.not_alive.add(key)
         try:
-            base = {k: v for k, v in rules.items() if k != "oneOf"}
-            leaves, owner, others = self._leaves(base, rules["oneOf"], lambda i: slot.at("oneOf", i))
+            base = copied(node)
+            base.one_of, base.one_of_first = None, False
+            leaves, owner, others = self._leaves(base, node.one_of, lambda i: slot.at("oneOf", i))
             others = self._others(others, slot)
-            names = _names(rules, self.reader.of(rules).one_of_first, leaves)
+            names = _names(node, node.one_of_first, leaves)
             choice = self._decide(names, leaves, owner, slot, others, _exactly_one(owner),
                                   "no object meets exactly one oneOf branch (those that hold hold together)")
         except (_Refused, SchemaError, RecursionError):
@@ -96,8 +102,8 @@ class AliveObjects:
         self.not_alive.discard(key)
         return choice
 
-    def objects_outside(self, rules: dict, slot: Slot) -> ObjectChoice | None:
-        """``rules``' ``not`` of a ``oneOf`` or an ``anyOf`` whose branches are objects of plain
+    def objects_outside(self, node: Node, slot: Slot) -> ObjectChoice | None:
+        """``node``'s ``not`` of a ``oneOf`` or an ``anyOf`` whose branches are objects of plain
         object keywords, as an ``ObjectChoice``: the rest's leaves (owner -1) beside the negated
         branches' leaves, closing where one of the rest's is alive and, of the negated branches,
         not exactly one (``oneOf``) or none (``anyOf``). What the complement writes instead is
@@ -106,36 +112,41 @@ class AliveObjects:
         another type fails the negated branches: what the rest allows of other types is lowered
         beside. None where it does not apply, or where the complement's cases are few (about
         ``FEW_CASES``): they wait to be lowered as they are reached, where this is lowered whole."""
-        key = ("not", self.schema_key(rules))
+        key = ("not", self.schema_key(node))
         if key in self.not_alive:
             return None
         if key in self.outside_made:  # (a member's regions are written anew for each set of leaves alive)
             return self.outside_made[key]
         self.not_alive.add(key)
         try:
-            negated, where = rules["not"], slot.at("not")
+            negated, where = node.not_, slot.at("not")
             for _ in range(MAX_UNWRAPPED):  # a union or meet of one schema is that schema (a region's complement)
                 negated, where = self.follow_refs(negated, where)
-                if not isinstance(negated, dict):
+                negated = self.read(negated)
+                if negated is ANY or negated is NEVER:
                     return None
-                negated = constraints(self.expanded(constraints(negated), where.pointer))
-                if negated.keys() not in ({"anyOf"}, {"allOf"}) or len(next(iter(negated.values()))) != 1:
+                negated = self.expanded_node(negated, where.pointer)
+                told = said(negated)
+                if told.keys() not in ({"any_of"}, {"all_of"}) or len(next(iter(told.values()))) != 1:
                     break
-                negated = next(iter(negated.values()))[0]
-            word = "oneOf" if "oneOf" in negated else "anyOf"
-            if word not in negated or len(negated[word]) < 2 or not negated.keys() <= PLAIN_OBJECT | {word}:
+                negated = next(iter(told.values()))[0]
+            word, field = ("oneOf", "one_of") if negated.one_of is not None else ("anyOf", "any_of")
+            branches = getattr(negated, field)
+            if branches is None or len(branches) < 2 or not _plain(negated, {field}):
                 return None
-            if math.prod(self._cases(b, where) for b in negated[word]) <= FEW_CASES:
+            if math.prod(self._cases(b, where) for b in branches) <= FEW_CASES:
                 return None
-            base = {k: v for k, v in negated.items() if k != word}
-            theirs, owner, their_others = self._leaves(base, negated[word], lambda i: where.at(word, i))
+            base = copied(negated)
+            setattr(base, field, None)
+            theirs, owner, their_others = self._leaves(base, branches, lambda i: where.at(word, i))
             whole = 0  # the negated branches every value of another type meets (they speak of objects alone)
             for parts in their_others.values():
-                if not any(part.keys() == {"type"} and NOT_OBJECTS <= set(_listed(part["type"])) for part in parts):
+                if not any(said(part).keys() == {"types"} and NOT_OBJECTS <= set(part.types) for part in parts):
                     return None  # a branch that allows some values of other types: the complement's cases stand in
                 whole += 1
-            rest = {k: v for k, v in rules.items() if k != "not"}
-            ours, _, mine = self._leaves({}, [rest], lambda i: slot)
+            rest = copied(node)
+            rest.not_ = None
+            ours, _, mine = self._leaves(ANY, [rest], lambda i: slot)
             # a value of another type the rest allows meets the ``whole`` branches: outside the
             # negated oneOf unless they are one, outside the anyOf where there are none
             kept = whole != 1 if word == "oneOf" else whole == 0
@@ -145,7 +156,7 @@ class AliveObjects:
                 return None
             needed = (1 << len(ours)) - 1
             accept = _not_one(owner, needed) if word == "oneOf" else _none(needed)
-            choice = self._decide(_names(rules, False, leaves), leaves, owner, slot, others, accept,
+            choice = self._decide(_names(node, False, leaves), leaves, owner, slot, others, accept,
                                   "no object meets the rest and fails the 'not'", needed)
         except (_Refused, SchemaError, RecursionError):
             return None
@@ -156,43 +167,45 @@ class AliveObjects:
     def _cases(self, branch, slot: Slot) -> int:
         """About how many cases the complement of ``branch`` writes: one per keyword, one per name
         it requires or gives a schema (its "none of them" meets those of every branch)."""
-        branch = self.follow_refs(branch, slot)[0]
-        if not isinstance(branch, dict):
+        node = self.read(self.follow_refs(branch, slot)[0])
+        if node is ANY or node is NEVER:
             return 1
-        rules = constraints(branch)
-        return max(1, len(rules) + len(rules.get("required", ())) + len(rules.get("properties", {})))
+        told = said(node)
+        words = sum(len(said(part)) if field in _FACETS else 1 for field, part in told.items())
+        obj = node.object or ObjectRules()
+        return max(1, words + len(obj.required) + len(obj.properties))
 
-    def _leaves(self, base: dict, branches: list, where_of) -> tuple[list, list, dict]:
+    def _leaves(self, base: Node, branches: list, where_of) -> tuple[list, list, dict]:
         """The object schemas each of ``branches`` met with ``base`` meets out into (the leaves) and
         the branch of each; and what each branch allows of other types (branch -> its parts)."""
-        rest = base
         leaves, owner, others = [], [], {}
         for i, branch in enumerate(branches):
             where = where_of(i)
-            todo = [self.meet(rest, branch, where)]
+            todo = [self.meet_nodes(base, branch, where)]
             while todo:
-                schema, _ = self.follow_refs(todo.pop(), where)
-                met = self.met_schema(schema, where) if schema is not False else False
-                if met is False:
+                met = self.read(self.follow_refs(todo.pop(), where)[0])
+                if met is NEVER:
                     continue
-                if not isinstance(met, dict):
+                met = self.met(met, where)
+                if not isinstance(met, Node):
                     raise _Refused
-                met = constraints(met)
-                if met.keys() == {"anyOf"}:  # a branch met out into several: each a leaf of it
-                    todo += reversed(met["anyOf"])
+                if is_union(met):  # a branch met out into several: each a leaf of it
+                    todo += reversed(met.any_of)
                     continue
-                kinds = met.get("type", TYPES)
-                kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+                kinds = set(met.types if met.types is not None else TYPES)
                 if "object" not in kinds:
                     others.setdefault(i, []).append(met)
                     continue
-                if not met.keys() <= PLAIN_OBJECT | OTHER_TYPES_WORDS:
+                if not _plain(met, _OTHER_TYPES):
                     raise _Refused
-                leaves.append({k: v for k, v in met.items() if k in PLAIN_OBJECT} | {"type": "object"})
+                leaf = Node()
+                leaf.types, leaf.object = ("object",), met.object
+                leaves.append(leaf)
                 owner.append(i)
                 if kinds - {"object"}:  # what it says of other types: a value of one of them is no object
-                    others.setdefault(i, []).append({**{k: v for k, v in met.items() if k not in PLAIN_OBJECT},
-                                                     "type": sorted(kinds - {"object"})})
+                    other = copied(met)
+                    other.object, other.types = None, tuple(sorted(kinds - {"object"}))
+                    others.setdefault(i, []).append(other)
                 if len(leaves) > MAX_LEAVES:
                     raise _Refused
         if not leaves:
@@ -208,10 +221,10 @@ class AliveObjects:
         branches = [_any_of(parts) for parts in others.values()]
         if len(branches) <= 1:
             return branches[0] if branches else None
-        choice = {"oneOf": branches}
-        if exact_branches(branches, self.reader.of) is None:
-            met = self.met_schema(choice, slot)
-            for case in met["anyOf"] if isinstance(met, dict) and "anyOf" in met else ():
+        choice = make(one_of=branches)
+        if exact_branches(branches, self.read) is None:
+            met = self.met(choice, slot)
+            for case in met.any_of if isinstance(met, Node) and met.any_of is not None else ():
                 self.met(case, slot)
         return choice
 
@@ -220,10 +233,10 @@ class AliveObjects:
         """The places of the object and their moves, from the start; ``accept(satisfied)``: whether
         ``}`` may close where the leaves ``satisfied`` hold; ``empty``: why none can; ``needed``: leaves
         of which one must stay alive (``objects_outside``), else ``_hopeless`` prunes for exactly one branch."""
-        objs = [self.reader.of(leaf).object or ObjectRules() for leaf in leaves]
-        said = [[obj.properties[n].source if n in obj.properties else self.written(self.additional(obj)) for obj in objs]
+        objs = [leaf.object or ObjectRules() for leaf in leaves]
+        told = [[obj.properties[n] if n in obj.properties else self.additional(obj) for obj in objs]
                 for n in names]  # per name, what each leaf says of its value
-        beyond = [self.written(self.additional(obj)) for obj in objs]
+        beyond = [self.additional(obj) for obj in objs]
         requires = [sum(1 << k for k, obj in enumerate(objs) if n in obj.required) for n in names]
         any_order = self.options.property_order == "any" and 0 < len(names) <= ANY_ORDER_MAX
         everyone = (1 << len(leaves)) - 1
@@ -241,14 +254,14 @@ class AliveObjects:
             key = (j, alive)
             if key not in regions:
                 where = slot.at("properties", names[j]) if j is not None else slot.at("additionalProperties")
-                regions[key] = self._value_regions(said[j] if j is not None else beyond, alive, where)
+                regions[key] = self._value_regions(told[j] if j is not None else beyond, alive, where)
             return regions[key]
 
         if needed:
             def hopeless(at, alive) -> bool:
                 return not alive & needed
         else:
-            hopeless = self._hopeless(names, said, beyond, requires, owner, any_order, list(zip(least, most)))
+            hopeless = self._hopeless(names, told, beyond, requires, owner, any_order, list(zip(least, most)))
 
         start = (0, everyone, 0)
         moves: dict[tuple, list] = {}
@@ -324,11 +337,11 @@ class AliveObjects:
 
         return hopeless
 
-    def _said_key(self, schema):
+    def _said_key(self, node: Node):
         """What tells apart what leaves say of a member's value: "any", "none" or its content."""
-        if schema is True or is_trivial(schema):
+        if trivial(node):
             return "any"
-        return "none" if schema is False else self.schema_key(schema)
+        return "none" if node is NEVER else self.schema_key(node)
 
     def _value_regions(self, said: list, alive: int, slot: Slot) -> list:
         """A member's values split by which of the leaves ``alive`` their schemas (``said``) allow:
@@ -336,14 +349,14 @@ class AliveObjects:
         free = 0  # leaves allowing any value
         told: dict = {}  # schema key -> [schema, leaves saying it]
         for k, schema in enumerate(said):
-            if not alive >> k & 1 or schema is False:
+            if not alive >> k & 1 or schema is NEVER:
                 continue
-            if schema is True or is_trivial(schema):
+            if trivial(schema):
                 free |= 1 << k
             else:
                 told.setdefault(self.schema_key(schema), [schema, 0])[1] |= 1 << k
         if not told:
-            return [(True, free)] if free else []
+            return [(ANY, free)] if free else []
         key = (tuple(told), bool(free))  # the same schemas, whichever leaves say them: the same regions
         if key not in self.regions_made:
             try:
@@ -374,21 +387,21 @@ class AliveObjects:
             if inside:
                 kept.setdefault(inside, (schemas[inside[0]], []))[1].append(value)
         for inside, (schema, values) in kept.items():  # values meeting the same schemas: one region
-            out.append((both(schema, {"enum": values}), inside, free))
+            out.append((both_nodes(schema, make(enum=values)), inside, free))
         allowed = [v for _, values in kept.values() for v in values]
-        beside = [{"not": {"enum": allowed}}] if allowed else []  # the values not met above
+        beside = [make(not_=make(enum=allowed))] if allowed else []  # the values not met above
         general = [t for t, values in enumerate(finite) if values is None]
         may = self._overlaps([schemas[t] for t in general])
         for inside in _cliques(may):  # each set of them that may meet, and none of the others that may meet it
             parts = [schemas[general[t]] for t in inside]
             others = [schemas[general[u]] for u in range(len(general)) if u not in inside and all(u in may[t] for t in inside)]
-            parts += beside + ([{"not": {"anyOf": others}}] if others else [])
-            region = parts[0] if len(parts) == 1 else {"allOf": parts}
+            parts += beside + ([make(not_=make(any_of=others))] if others else [])
+            region = parts[0] if len(parts) == 1 else make(all_of=parts)
             if self._may_hold(region, slot):
                 out.append((region, tuple(general[t] for t in inside), free))
         if free:  # values none of the schemas allows: the leaves that allow any
-            outside = beside + ([{"not": {"anyOf": [schemas[t] for t in general]}}] if general else [])
-            region = outside[0] if len(outside) == 1 else {"allOf": outside}
+            outside = beside + ([make(not_=make(any_of=[schemas[t] for t in general]))] if general else [])
+            region = outside[0] if len(outside) == 1 else make(all_of=outside)
             if self._may_hold(region, slot):
                 out.append((region, (), True))
         return out
@@ -398,9 +411,9 @@ class AliveObjects:
         ``enum`` or ``const`` (of type string, or any), which no reading of numbers touches; else
         ``Validator``, the one judge of everything else (a thousand-value enum against a few
         schemas had cost jfrog-pipelines' compile half its time)."""
-        judge = Validator(schema, dialect=self.options.dialect, document=self.doc).is_valid
-        node = self.reader.of(schema) if isinstance(schema, dict) else None
-        values = literal_values(node) if node is not None and says_only(node, _LITERAL_FIELDS) else None
+        judge = Validator(self.written(schema), dialect=self.options.dialect, document=self.doc).is_valid
+        node = schema
+        values = literal_values(node) if node is not ANY and node is not NEVER and says_only(node, _LITERAL_FIELDS) else None
         if values is None or node.types is not None and "string" not in node.types:
             return judge
         strings = frozenset(v for v in values if isinstance(v, str))
@@ -410,21 +423,20 @@ class AliveObjects:
         """Whether a region of values may hold any (False: its schemas cannot meet). A complement
         the lowering would refuse at its top (``not`` of a format it cannot complement) refuses the
         choice here, while the complement's cases can still stand in."""
-        met = self.met_schema(region, slot)
+        met = self.met(region, slot)
         todo = [met]
         while todo:
-            case = todo.pop()
-            if isinstance(case, dict):
-                node = self.reader.of(case)
-                todo += [branch.source for branch in node.any_of or ()]
+            node = todo.pop()
+            if isinstance(node, Node):
+                todo += node.any_of or ()
                 if node.string is not None and any(f in UNCOMPLEMENTED for f in node.string.not_formats):
                     raise _Refused
-        return met is not False
+        return met is not NEVER
 
     def _overlaps(self, schemas: list) -> list[set]:
         """For each of ``schemas``, the others some value may meet together with it, as far as
         ``one_of`` can prove two disjoint."""
-        return overlaps(schemas, self.reader.of) if schemas else []
+        return overlaps(schemas, self.read) if schemas else []
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""
@@ -484,14 +496,14 @@ def _none(needed: int):
     return accept
 
 
-def _names(rules: dict, theirs_first: bool, leaves: list) -> list:
+def _names(node: Node, theirs_first: bool, leaves: list) -> list:
     """The names of the leaves in the order the schema writes them: its own ``properties`` before or
     after the branches' as its keywords come (``theirs_first``: a ``oneOf`` written first brings its
     names first; the names a ``not`` speaks of come last, wherever it is written), the branches' in
     an order that keeps each branch's own where they agree (``_merged``)."""
-    own = list(rules["properties"]) if isinstance(rules.get("properties"), dict) else []
-    theirs = _merged([[n for n in dict.fromkeys([*leaf.get("properties", {}), *leaf.get("required", [])]) if n not in own]
-                      for leaf in leaves])
+    own = list(node.object.properties) if node.object is not None else []
+    theirs = _merged([[n for n in dict.fromkeys([*leaf.object.properties, *leaf.object.required]) if n not in own]
+                      if leaf.object is not None else [] for leaf in leaves])
     if theirs_first:
         return list(dict.fromkeys(theirs + own))
     return list(dict.fromkeys(own + theirs))
@@ -529,13 +541,19 @@ def _cliques(may: list) -> list:
     return found
 
 
-def _listed(kinds) -> list:
-    return [kinds] if isinstance(kinds, str) else kinds
+def _any_of(parts: list) -> Node:
+    """One node, or the ``anyOf`` of several."""
+    return parts[0] if len(parts) == 1 else make(any_of=parts)
 
 
-def _any_of(parts: list):
-    """One schema, or the ``anyOf`` of several."""
-    return parts[0] if len(parts) == 1 else {"anyOf": parts}
+def _plain(node: Node, also: frozenset) -> bool:
+    """Whether ``node`` says nothing but a type, plain object keywords and the fields ``also``
+    (``_OTHER_TYPES``: words of other types; a ``oneOf`` or ``anyOf`` field)."""
+    told = said(node)
+    if not told.keys() <= {"types", "object"} | also:
+        return False
+    return all(said(part).keys() <= _PLAIN_FACETS[field] for field, part in told.items() if field in _PLAIN_FACETS) and (
+        node.array is None or not (node.array.listed and node.array.rest is not None))  # (additionalItems)
 
 
 def _union(masks) -> int:

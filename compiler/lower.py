@@ -349,12 +349,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             node = found
         return node
 
-    def met_schema(self, schema, slot: Slot):
-        """``met`` for the part that reads schema objects (``alive.py``): its node written (False:
-        nothing meets), an object decided member by member as it is."""
-        found = self.met(schema, slot)
-        return found if isinstance(found, ObjectChoice) else self.written(found)
-
     def _met_once(self, node, slot: Slot, quiet: bool):
         if not may_meet(node):
             return node
@@ -400,7 +394,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             self._keep[id(cases)] = cases
             return make(any_of=cases)
         if node.not_ is not None and node.any_of is None and node.one_of is None:
-            choice = self.objects_outside(self.written(node), slot)  # where the complement's cases would multiply
+            choice = self.objects_outside(node, slot)  # where the complement's cases would multiply
             if choice is not None:
                 return choice
             cases = self.outside(node, slot)
@@ -417,7 +411,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         exact = exact_branches(met, self.read)
         if exact is not None:
             return exact
-        choice = self.objects_alive(self.written(node), slot)
+        choice = self.objects_alive(node, slot)
         if choice is not None:
             return choice
         alone = exactly_one(node.one_of, overlaps(met, self.read))
@@ -462,10 +456,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             if merged is NEVER:
                 return NEVER
         return merged
-
-    def meet(self, a, b, slot: Slot):
-        """``a`` and ``b`` (schemas or nodes) merged into one schema, False where none can meet (``meet_nodes``)."""
-        return self.written(self.meet_nodes(self.read(a), b, slot))
 
     def meet_nodes(self, a: Node, b, slot: Slot) -> Node:
         """The node meeting ``a`` and ``b`` (a schema or a node; ``$ref``s inlined, up to a bound),

@@ -2,9 +2,9 @@
 
 The meet (``merge.py``), the complement and the conditionals' cases (``boolean.py``) make nodes,
 and the lowering hands nodes about (``Lowering.value``, its combinators, the containers, the
-deferral, the complement); the parts that still read schema objects (``alive.py``, the validator
-of literals, the unevaluated keywords' rewrite) are handed the node's words, and the reader
-that wrote them knows their node from then on, so nothing is read twice. A node read from a
+deferral, the complement, ``alive.py``); the parts that still read schema objects (the validator
+of literals, the unevaluated keywords' rewrite) are handed the node's words, and the reader that
+wrote them knows their node from then on, so nothing is read twice. A node read from a
 schema is written as that schema; a node made is written once (``Node.source`` keeps it).
 Patterns, formats and steps gathered by a meet are tuples, and a complement's leaves are the
 markers ``keywords.MARKERS`` names.
