@@ -35,7 +35,7 @@ from .context import Slot, count_of
 from .keywords import TYPES
 from .errors import SchemaError
 from .formats import UNCOMPLEMENTED
-from .ir import ANY, NEVER, Node, ObjectRules, literal_values, make, said, says_only
+from .ir import ANY, FACETS, NEVER, Node, ObjectRules, literal_values, make, said, says_only
 from .merge import both_nodes, copied, is_union, trivial
 from .one_of import exact_branches, overlaps
 from .validation import Validator
@@ -48,7 +48,6 @@ _PLAIN_FACETS = {"object": frozenset({"properties", "required", "additional", "m
                  "number": frozenset({"minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "multiples"}),
                  "array": frozenset({"min_items", "max_items", "prefix", "rest", "listed", "contains", "unique"})}
 _OTHER_TYPES = frozenset({"string", "number", "array", "formats"})
-_FACETS = frozenset({"string", "number", "object", "array"})
 MAX_LEAVES = 64          # object schemas the branches meet out into
 MAX_PLACES = 2048        # (position, alive set, members written) places of one object
 MAX_REGIONS = 16         # sets of a key's value schemas that may meet, each a region of its values
@@ -171,7 +170,7 @@ class AliveObjects:
         if node is ANY or node is NEVER:
             return 1
         told = said(node)
-        words = sum(len(said(part)) if field in _FACETS else 1 for field, part in told.items())
+        words = sum(len(said(part)) if field in FACETS else 1 for field, part in told.items())
         obj = node.object or ObjectRules()
         return max(1, words + len(obj.required) + len(obj.properties))
 

@@ -139,6 +139,7 @@ def make(**fields) -> Node:
 
 
 _FACET_KINDS = {"string": StringRules, "number": NumberRules, "object": ObjectRules, "array": ArrayRules}
+FACETS = frozenset(_FACET_KINDS)  # the node's fields that are facets
 
 
 def literal_values(node: Node) -> list | None:
