@@ -38,7 +38,6 @@ from .formats import UNCOMPLEMENTED
 from .ir import ANY, FACETS, NEVER, Node, ObjectRules, literal_values, make, said, says_only
 from .merge import both_nodes, copied, is_union, trivial
 from .one_of import exact_branches, overlaps
-from .validation import Validator
 
 _LITERAL_FIELDS = frozenset(("types", "enum", "const"))  # a schema whose literals ``_literal_test`` looks up
 # what a leaf may say: a type, plain object keywords, and what holds of other types alone (no
@@ -410,7 +409,7 @@ class AliveObjects:
         ``enum`` or ``const`` (of type string, or any), which no reading of numbers touches; else
         ``Validator``, the one judge of everything else (a thousand-value enum against a few
         schemas had cost jfrog-pipelines' compile half its time)."""
-        judge = Validator(self.written(schema), dialect=self.options.dialect, document=self.doc).is_valid
+        judge = self.judge(schema)
         node = schema
         values = literal_values(node) if node is not ANY and node is not NEVER and says_only(node, _LITERAL_FIELDS) else None
         if values is None or node.types is not None and "string" not in node.types:

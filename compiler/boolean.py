@@ -23,21 +23,6 @@ CONDITIONAL = ("if", "then", "else", "dependentRequired", "dependentSchemas", "d
 MAX_REF_DEPTH = 32
 
 
-def expand(rules: dict, reader) -> dict:
-    """``rules`` with the conditional keywords moved into ``allOf`` as ``anyOf`` of their cases
-    (``conditional_parts`` of its node, written by ``reader``, a ``build.Reader``): what the
-    unevaluated keywords' rewrite hands on (``Lowering.expanded``); a node is expanded as a node
-    (``expanded``)."""
-    if not any(key in rules for key in CONDITIONAL):
-        return rules
-    node = reader.of(rules)
-    rules = {key: value for key, value in rules.items() if key not in CONDITIONAL}  # (``then``, ``else`` without ``if`` do nothing)
-    parts = [*rules.pop("allOf", []), *(reader.schema_of(part) for part in conditional_parts(node))]
-    if parts:
-        rules["allOf"] = parts
-    return rules
-
-
 def conditional(node: Node) -> bool:
     """Whether ``node`` has a conditional keyword (``if``, ``then``, ``else``, a dependency) to expand."""
     return (node.if_ is not None or node.then is not None or node.else_ is not None

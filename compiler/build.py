@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from .errors import InvalidSchema, SchemaTooComplex, UnsupportedKeyword
 from .ir import ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules
-from .keywords import MARKERS, ONE_SCHEMA_ORDER, SCHEMA_HOLDERS, TYPES, UNSUPPORTED
+from .keywords import ONE_SCHEMA_ORDER, SCHEMA_HOLDERS, TYPES, UNSUPPORTED
 from .refs import SchemaDocument, child, pointer_of
 from .values import finite_number, json_problems, non_negative_int
-from .words import words
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains",
           "maxContains")
@@ -32,15 +31,10 @@ ARRAY_WORDS = frozenset(("minItems", "maxItems", "items", "prefixItems", "contai
 IN_PLACE_WORDS = frozenset(LISTS + ("$ref", "not", "if", "unevaluatedProperties", "unevaluatedItems"))
 
 
-_NUMBER_FACET = NUMBER_WORDS | {"_not_multiples", "_not_integer"}
-_STRING_FACET = STRING_WORDS | {"_not_patterns", "_not_formats"}
-
-
 def number_rules(rules: dict) -> NumberRules | None:
-    """What ``rules`` say of numbers alone (None: nothing), read once for the build and the lowering
-    alike: draft 4's boolean flags moved onto their bound (``{"minimum": 5, "exclusiveMinimum":
-    true}`` is an exclusive minimum of 5), and a complement's leaves where the lowering wrote them."""
-    if _NUMBER_FACET.isdisjoint(rules):
+    """What ``rules`` say of numbers alone (None: nothing): draft 4's boolean flags moved onto
+    their bound (``{"minimum": 5, "exclusiveMinimum": true}`` is an exclusive minimum of 5)."""
+    if NUMBER_WORDS.isdisjoint(rules):
         return None
     number = NumberRules()
     lo, hi = rules.get("minimum"), rules.get("maximum")
@@ -50,29 +44,20 @@ def number_rules(rules: dict) -> NumberRules | None:
     if isinstance(xhi, bool):
         xhi, hi = (hi, None) if xhi else (None, hi)
     number.minimum, number.maximum, number.exclusive_minimum, number.exclusive_maximum = lo, hi, xlo, xhi
-    number.multiples = gathered(rules["multipleOf"]) if "multipleOf" in rules else ()
-    if "_not_multiples" in rules or "_not_integer" in rules:
-        number.not_multiples, number.not_integer = tuple(rules.get("_not_multiples", ())), bool(rules.get("_not_integer"))
+    if "multipleOf" in rules:
+        number.multiples = (rules["multipleOf"],)
     return number
 
 
 def string_rules(rules: dict) -> StringRules | None:
-    """What ``rules`` say of strings alone (None: nothing), read once for the build and the lowering
-    alike: the lengths, every pattern (a meet gathers several), and a complement's leaves."""
-    if _STRING_FACET.isdisjoint(rules):
+    """What ``rules`` say of strings alone (None: nothing)."""
+    if STRING_WORDS.isdisjoint(rules):
         return None
     string = StringRules()
     string.min_length, string.max_length = rules.get("minLength"), rules.get("maxLength")
     if "pattern" in rules:
-        string.patterns = gathered(rules["pattern"])
-    if "_not_patterns" in rules or "_not_formats" in rules:
-        string.not_patterns, string.not_formats = tuple(rules.get("_not_patterns", ())), tuple(rules.get("_not_formats", ()))
+        string.patterns = (rules["pattern"],)
     return string
-
-
-def gathered(value) -> tuple:
-    """A pattern, format or multipleOf as a tuple: one as written, several where the lowering met schemas."""
-    return value if isinstance(value, tuple) else (value,)
 
 
 def build(doc: SchemaDocument, root=None) -> Node:
@@ -84,14 +69,11 @@ def build(doc: SchemaDocument, root=None) -> Node:
 
 
 class Reader:
-    """Reads schema objects into nodes; ``node`` may be called again after ``run`` (the validator
-    reads the schemas its ``unevaluated*`` rewrites write), then ``run`` again. ``written``: what it
-    reads (from now on) are schemas the lowering wrote from ``doc``'s, in its own words too
-    (``ir.py``)."""
+    """Reads schema objects into nodes; ``node`` may be called again after ``run`` (a schema object
+    the lowering reaches by a ``$ref`` it resolves itself), then ``run`` again."""
 
-    def __init__(self, doc: SchemaDocument, written: bool = False):
+    def __init__(self, doc: SchemaDocument):
         self.doc = doc
-        self.written = written
         self.nodes: list[Node] = []          # every node read, in the order read
         self._by_id: dict[int, Node] = {}    # id of a schema object -> its node
         self._pending: list[Node] = []
@@ -119,15 +101,6 @@ class Reader:
         if self._pending:
             self.run()
         return found
-
-    def schema_of(self, node: Node):
-        """The schema object of ``node`` (``words.words``): as read, or written now in the
-        lowering's words, and known from now on as ``node``'s (a node the meet or the complement made)."""
-        return words(node, self._known)
-
-    def _known(self, value: dict, node: Node) -> None:
-        self._by_id[id(value)] = node
-        self.nodes.append(node)  # (keeps ``value`` alive, so its id stays its own)
 
     def run(self) -> None:
         """Read every pending node (and what it reaches), then refuse a ``$ref`` loop."""
@@ -167,7 +140,7 @@ class Reader:
         kinds = rules.get("type")
         if kinds is not None:
             listed = kinds if isinstance(kinds, list) else [kinds]
-            if (not listed and not self.written) or any(not isinstance(k, str) or k not in TYPES for k in listed):
+            if not listed or any(not isinstance(k, str) or k not in TYPES for k in listed):
                 raise invalid("type", f"unknown type {kinds!r}")
             node.types = tuple(listed)
         if "enum" in rules:
@@ -189,20 +162,18 @@ class Reader:
                 if key in rules and not non_negative_int(rules[key]):
                     raise invalid(key, f"{key} must be a non-negative integer")
             for key in BOUNDS:
-                if key in rules and not finite_number(rules[key]) and not (
-                        self.written and key == "multipleOf" and isinstance(rules[key], tuple)):  # gathered by a meet
+                if key in rules and not finite_number(rules[key]):
                     raise invalid(key, f"{key} must be a finite number")
-            if "multipleOf" in rules and any(step <= 0 for step in gathered(rules["multipleOf"])):
+            if "multipleOf" in rules and rules["multipleOf"] <= 0:
                 raise invalid("multipleOf", "multipleOf must be greater than 0")
             for key in ("exclusiveMinimum", "exclusiveMaximum"):
                 if key in rules and not (finite_number(rules[key]) or isinstance(rules[key], bool)):
                     raise invalid(key, f"{key} must be a finite number")
         for key in ("pattern", "format", "$ref"):
-            if key in rules and not isinstance(rules[key], str) and not (
-                    self.written and key != "$ref" and isinstance(rules[key], tuple)):  # gathered by a meet
+            if key in rules and not isinstance(rules[key], str):
                 raise invalid(key, f"{key} must be a string")
         if "format" in rules:
-            node.formats = gathered(rules["format"])
+            node.formats = (rules["format"],)
         number, string = number_rules(rules), string_rules(rules)
         if number is not None:  # (a field left unset says what its default says, and costs nothing to read)
             node.number = number
@@ -221,8 +192,6 @@ class Reader:
                 node.array.unique = rules["uniqueItems"]
         if not SUBSCHEMA_KEYS.isdisjoint(rules):
             self._subschemas(node, rules, where, invalid)
-        if self.written and not _MARKED.isdisjoint(rules):
-            self._marked(node, rules)
         if "$ref" in rules:
             ref = rules["$ref"]
             resolved = self._resolved.get(ref) if self._resolved is not None else None
@@ -294,7 +263,7 @@ class Reader:
             arr.rest = sub(("items",), items)
         for key in ("prefixItems", *LISTS):
             if key in rules:
-                if not isinstance(rules[key], list) or (key != "prefixItems" and not rules[key] and not self.written):
+                if not isinstance(rules[key], list) or (key != "prefixItems" and not rules[key]):
                     raise invalid(key, f"{key} must be a non-empty array")
                 branches = [sub((key, i), value) for i, value in enumerate(rules[key])]
                 if key == "prefixItems":
@@ -307,28 +276,6 @@ class Reader:
                 else:
                     node.one_of = branches
                     node.one_of_first = "properties" in rules and list(rules).index("properties") > list(rules).index("oneOf")
-
-    def _marked(self, node: Node, rules: dict) -> None:
-        """Read the leaves of a complement the lowering wrote in its own words (``boolean.py``)."""
-        def sub(segments: tuple, value) -> Node:
-            return self.node(value, (node.path, segments), node.via)
-
-        node.not_values = rules.get("_not_values", [])  # (the scalar leaves: ``number_rules``, ``string_rules``)
-        if "_contains_also" in rules:
-            node.array = node.array or ArrayRules()
-            node.array.contains_also = [sub(("_contains_also", i), c) for i, c in enumerate(rules["_contains_also"])]
-        if "_some_member" in rules:
-            node.object = node.object or ObjectRules()
-            node.object.some_member = [
-                ("names", sub(("_some_member", i, "names"), some["names"]), value) if "names" in some else
-                ("pattern", some["pattern"], value) if "pattern" in some else
-                ("outside", (tuple(some["outside"]), tuple(some["patterns"])), value)
-                for i, some in enumerate(rules["_some_member"])
-                for value in [sub(("_some_member", i, "value"), some["value"])]]
-        if "_additional_unless" in rules:
-            node.object = node.object or ObjectRules()
-            node.object.additional_unless = [(tuple(unless["patterns"]), sub(("_additional_unless", i), unless["value"]))
-                                             for i, unless in enumerate(rules["_additional_unless"])]
 
     def _check_loops(self) -> None:
         """A ``$ref`` loop that never descends into the instance (``{"$ref": "#"}``) can be neither
@@ -356,9 +303,6 @@ class Reader:
                     state[id(following)] = 1
                     stack.append((following, iter(_in_place(following))))
         self._targets.clear()
-
-
-_MARKED = MARKERS - _NUMBER_FACET - _STRING_FACET
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})  # values JSON always holds (most enums hold nothing else)

@@ -531,7 +531,7 @@ class ContainerLowering:
         return self.shared("any", self._build_any)
 
     def _build_any(self, src: int, dst: int) -> None:
-        anything = self.reader.of({"additionalProperties": True})
+        anything = make(object={"additional": ANY})
         for kind in ("null", "boolean", "number", "string", "array", "object"):
             getattr(self, "lower_" + kind)(anything, Slot(""), src, dst)
 

@@ -15,9 +15,8 @@ node is made for each one a compile reaches.
 The meet (``merge.py``) and the complement (``boolean.py``) make nodes (``make``): where schemas
 meet, patterns, formats and steps gather, and a complement's leaves are the fields marked "a
 complement's"; an empty ``types`` or ``any_of`` (what is left where nothing meets) allows no value.
-The lowering hands nodes about; where one of its parts still reads schema objects, such a node is
-written back in the lowering's own words (``words.py``, the markers ``keywords.MARKERS`` for those
-fields), and read as this node.
+The lowering, its validator of literals (``Validator.of_nodes``) and the unevaluated keywords'
+rewrite read nodes alone: a node is never written back as a schema object.
 """
 
 from __future__ import annotations
@@ -140,6 +139,24 @@ def make(**fields) -> Node:
 
 _FACET_KINDS = {"string": StringRules, "number": NumberRules, "object": ObjectRules, "array": ArrayRules}
 FACETS = frozenset(_FACET_KINDS)  # the node's fields that are facets
+_FACET_CLASSES = frozenset(_FACET_KINDS.values())
+
+
+def subnodes(node: Node) -> list[Node]:
+    """Every subschema ``node`` holds, in place or in a value below (a ``$ref``'s target too)."""
+    out = [*node.all_of, *(node.any_of or ()), *(node.one_of or ())]
+    out += [n for n in (node.not_, node.if_, node.then, node.else_, node.ref, node.unevaluated_properties,
+                        node.unevaluated_items) if n is not None]
+    obj, arr = node.object, node.array
+    if obj is not None:
+        out += [*obj.properties.values(), *(n for _, n in obj.pattern_properties), *(n for _, n in obj.additional_unless)]
+        out += [n for n in (obj.additional, obj.property_names) if n is not None]
+        out += [need for _, need in obj.dependent if isinstance(need, Node)]
+        for kind, what, value in obj.some_member:
+            out += [what, value] if kind == "names" else [value]
+    if arr is not None:
+        out += [*arr.prefix, *(n for n in (arr.rest, arr.contains) if n is not None), *arr.contains_also]
+    return out
 
 
 def literal_values(node: Node) -> list | None:
@@ -149,6 +166,28 @@ def literal_values(node: Node) -> list | None:
     if node.enum is None:
         return [node.const]
     return list(node.enum) if node.const is ABSENT else [v for v in node.enum if json_equal(v, node.const)]
+
+
+def same(x: Node, y: Node) -> bool:
+    """Whether nodes ``x`` and ``y`` say the same: two read from schema objects equal as JSON, else
+    field by field (a node made by the meet or the complement)."""
+    if x is y:
+        return True
+    if x.source is not None and y.source is not None:
+        return json_equal(x.source, y.source)
+    return _same(said(x), said(y))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, Node) and isinstance(b, Node):
+        return same(a, b)
+    if type(a) in _FACET_CLASSES and type(a) is type(b):
+        return _same(said(a), said(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(p, q) for p, q in zip(a, b))
+    return not isinstance(a, Node) and not isinstance(b, Node) and json_equal(a, b)
 
 
 def lone_ref(node: Node) -> bool:

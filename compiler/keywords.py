@@ -80,8 +80,3 @@ UNSUPPORTED = VOCABULARY - IMPLEMENTED - ANNOTATIONS
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
-# The lowering's own words, never a user's (in a document they are unknown words, as "_id" is):
-# the fields of a node a complement or a meet made that no keyword says (``compiler/words.py``
-# writes them, ``build.Reader`` reads them back).
-MARKERS = frozenset(("_not_values", "_not_patterns", "_not_formats", "_not_multiples", "_not_integer", "_some_member",
-                     "_contains_also", "_additional_unless"))

@@ -26,7 +26,7 @@ from .regex import either_dfa, pattern_dfa
 from .errors import InvalidSchema, SchemaError, SchemaTooComplex, Unsatisfiable, UnsupportedKeyword
 from .keywords import TYPES
 from .merge import Meet, branches, copied, exactly_one, implied, is_union, may_meet, trivial
-from .boolean import Complement, conditional, expand, expanded
+from .boolean import Complement, conditional, expanded
 from .build import Reader
 from .ir import ABSENT, ANY, FOLLOW_MAX, NEVER, Node, ObjectRules, literal_values, lone_ref, make, said
 from . import products
@@ -50,11 +50,10 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def __init__(self, document: SchemaDocument, options: Options, with_prelude: bool = True):
         self.doc = document
         self.options = options
-        # the document read into nodes (checked, each keyword once), then what the lowering writes
+        # the document read into nodes (checked, each keyword once)
         self.reader = Reader(document)
         self.reader.node(document.root, None, ())
         self.reader.run()
-        self.reader.written = True
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         prelude_keys: dict = {}
         self.writes_all = not with_prelude  # lowering the prelude itself: no counted blocks (``Program.settle``)
@@ -77,7 +76,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self._deadline = time.monotonic() + options.max_seconds
         self._timed = True  # compiling: past the deadline, refuse (what waits is lowered untimed)
         self._slot = Slot("")
-        self.evaluation = Evaluation(document, self.reader)
+        self.evaluation = Evaluation(document)
+        self._validator: Validator | None = None  # the judge of literals (``judge``)
         products.forget()  # facts of the last compile's schemas, which their owner may have changed since
         # the complement and the deferral reach the lowering through a proxy: the lowering holds
         # them, and a bound method would make a cycle only the collector frees, with every table
@@ -266,11 +266,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def additional(self, obj: ObjectRules) -> Node:
         """The schema of additional properties (``strict``: none when the keyword is absent)."""
         return obj.additional if obj.additional is not None else NEVER if self.options.strict else ANY
-
-    def expanded(self, rules: dict, pointer: str) -> dict:
-        """A schema's keywords as the lowering reads them: unevaluated keywords rewritten
-        (``unevaluated.py``), conditionals as ``anyOf`` (``boolean.expand``)."""
-        return expand(self.evaluation.rewrite(rules, pointer), self.reader)
 
     def state(self, src: int) -> int:
         return self.prog.new_state(self.prog.owner[src])
@@ -487,13 +482,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                     return NEVER
                 target = self.expanded_node(self.reader.of(target), target_pointer)
                 n = target if trivial(rest) else rest if target is ANY else Meet(
-                    slot.pointer, matches, self.reader, False)(rest, target)
+                    slot.pointer, matches, False)(rest, target)
             return n
 
         a, b = resolve(a), resolve(b)
         if a is NEVER or b is NEVER:
             return NEVER
-        return Meet(slot.pointer, matches, self.reader, alike=not self.doc.has_ids)(a, b)
+        return Meet(slot.pointer, matches, alike=not self.doc.has_ids)(a, b)
 
     def read(self, schema) -> Node:
         """The node of a schema object or boolean (a node as it is)."""
@@ -503,22 +498,17 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             raise TypeError(f"not a schema: {schema!r:.80}")
         return self.reader.of(schema)
 
-    def written(self, node: Node):
-        """A node the lowering made, as the schema object the rest of it reads (False: NEVER)."""
-        if node is NEVER:
-            return False
-        schema = self.reader.schema_of(node)
-        self._keep[id(schema)] = schema
-        return schema
+    def judge(self, node: Node):
+        """Whether a value meets ``node``, judged by the validator (the one judge of literals)."""
+        if self._validator is None:
+            self._validator = Validator.of_nodes(self.doc, self.options.dialect)
+        self._validator.prepare(node)
+        return lambda value: self._validator.is_valid(value, node)
 
     def expanded_node(self, node: Node, pointer: str) -> Node:
-        """``node`` as the lowering reads it: its conditionals an ``allOf`` of their cases
-        (``boolean.expanded``), its unevaluated keywords rewritten (``expanded``, on its words);
-        itself where it has neither."""
-        if node.unevaluated:
-            schema = self.reader.schema_of(node)
-            found = self.expanded(schema, pointer)
-            return node if found is schema else self.reader.of(found)
+        """``node`` as the lowering reads it: its unevaluated keywords rewritten (``unevaluated.py``),
+        its conditionals an ``allOf`` of their cases (``boolean.expanded``); itself where it has neither."""
+        node = self.evaluation.rewrite(node, pointer)
         return expanded(node) if conditional(node) else node
 
     # -- literals -------------------------------------------------------------------------------
@@ -531,9 +521,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         numbers = [text for v in values if is_number(v) for text in _number_texts(v)]
         values = [v for v in values if not is_number(v)]
         if judged:  # the same semantics; a number by each of its spellings (1.0 is no integer to validate)
-            check = Validator(self.written(rest), dialect=self.options.dialect, document=self.doc)
-            values = list({json.dumps(w): w for v in values for w in _spellings(v) if check.is_valid(w)}.values())
-            numbers = [text for text in numbers if check.is_valid(json.loads(text))]
+            check = self.judge(rest)
+            values = list({json.dumps(w): w for v in values for w in _spellings(v) if check(w)}.values())
+            numbers = [text for text in numbers if check(json.loads(text))]
         if not values and not numbers:
             self.never(slot, "no enum/const value satisfies the schema")
             return

@@ -6,43 +6,17 @@ intersects their automata), and where one side's patterns are not the other's, e
 ``additionalProperties`` stays its own (``ObjectRules.additional_unless``: the keys outside that
 side's patterns). Subschemas in the same place meet lazily (``both_nodes``: an ``allOf`` of the
 two, met when lowered). Whatever has no exact meet here raises ``UnsupportedKeyword`` rather than
-widening the language. The lowering meets nodes (``Lowering.meet_nodes``) and lowers what they
-make as nodes; it writes one back only for its parts that still read schema objects (``words.py``).
+widening the language.
 """
 
 from __future__ import annotations
 
 from .errors import UnsupportedKeyword
-from .ir import (ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, says,
-                 says_only)
-from .keywords import ANNOTATIONS, MARKERS, VOCABULARY
-from .values import json_equal, json_in
+from .ir import (ABSENT, ANY, NEVER, ArrayRules, Node, NumberRules, ObjectRules, StringRules, literal_values, said, same,
+                 says, says_only)
+from .values import json_in
 
-NOT_MERGED = ANNOTATIONS | {"$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$schema", "$vocabulary",
-                            "$comment"}
-CONSTRAINING = (VOCABULARY | MARKERS) - NOT_MERGED  # the words ``constraints`` keeps
 PRODUCT_MAX = 256  # branches of two anyOf lists met
-
-
-def constraints(schema: dict) -> dict:
-    """The keywords of ``schema`` that constrain instances (annotations and unknown words dropped)."""
-    if CONSTRAINING.issuperset(schema) and schema.get("uniqueItems") is not False:
-        return dict(schema)  # most schemas, written by the compiler or plain: a copy, made in C
-    out = {}
-    for key, value in schema.items():
-        if key not in CONSTRAINING or (key == "uniqueItems" and value is False):
-            continue
-        out[key] = value
-    return out
-
-
-def is_trivial(schema) -> bool:
-    """Whether ``schema`` allows every value (``true``, or no constraining keyword)."""
-    if schema is True:
-        return True
-    if not isinstance(schema, dict):
-        return False
-    return CONSTRAINING.isdisjoint(schema) or not constraints(schema)
 
 
 def may_meet(node) -> bool:
@@ -50,37 +24,6 @@ def may_meet(node) -> bool:
     an ``anyOf`` beside other keywords at its top."""
     return isinstance(node, Node) and (bool(node.all_of) or node.not_ is not None or node.one_of is not None
                                        or node.any_of is not None and not is_union(node))
-
-
-def both(a, b):
-    """A subschema meeting ``a`` and ``b`` without merging yet (merged when lowered)."""
-    if a is True or is_trivial(a):
-        return b
-    if b is True or is_trivial(b):
-        return a
-    if a is False or b is False:
-        return False
-    kinds = [k for k in (_kinds(a), _kinds(b)) if k is not None]
-    # a meet of meets is one list (an anyOf product's branches meet one more case per fold: nested,
-    # 125 folds were 125 levels of lowering)
-    parts = [*(a["allOf"] if _is_meet(a) else [a]), *(b["allOf"] if _is_meet(b) else [b])]
-    if kinds:  # implied by the branches; read by later meets to drop branches early
-        common = set.intersection(*kinds)
-        return {"allOf": parts, "type": sorted(common)} if common else False
-    return {"allOf": parts}
-
-
-def _is_meet(schema) -> bool:
-    """Only ``allOf`` (and the ``type`` its parts imply, or narrower): its parts may join another list."""
-    return isinstance(schema, dict) and isinstance(schema.get("allOf"), list) and schema.keys() <= {"allOf", "type"}
-
-
-def _kinds(schema) -> set[str] | None:
-    """The JSON types a schema's own ``type`` keyword allows (None: any), integer counted as number."""
-    if schema is False:
-        return set()
-    t = schema.get("type") if isinstance(schema, dict) else None
-    return None if t is None else kinds_of((t,) if isinstance(t, str) else t)
 
 
 def kinds_of(types) -> set[str] | None:
@@ -169,10 +112,9 @@ class Meet:
     """``Meet(...)(a, b)``: the node meeting nodes ``a`` and ``b``, field by field (NEVER where no
     value can meet both)."""
 
-    def __init__(self, pointer: str, matches, reader, alike: bool):
+    def __init__(self, pointer: str, matches, alike: bool):
         self.pointer = pointer
         self.matches = matches
-        self.reader = reader
         self.alike = alike
 
     def __call__(self, a: Node, b: Node) -> Node:
@@ -202,7 +144,7 @@ class Meet:
                 out.not_.any_of = [*branches(mine), theirs]
             elif field == "ref_text" and mine != theirs:
                 raise UnsupportedKeyword(self.pointer, "$ref", "appears in several allOf branches with different values")
-            elif field in _ONE_SIDE and not self.alike_nodes(mine, theirs):
+            elif field in _ONE_SIDE and not same(mine, theirs):
                 # (conditionals and unevaluated keywords are rewritten before: ``expanded``)
                 raise UnsupportedKeyword(self.pointer, _ONE_SIDE[field],
                                          "appears in several allOf branches with different values")
@@ -253,13 +195,13 @@ class Meet:
         multiplied past the bound. ``alike``: branches written alike are one."""
         kinds = kinds_of(out.types)
 
-        def same(x, y) -> bool:
-            return x is y or self.alike and self.alike_nodes(x, y)
+        def alike(x, y) -> bool:
+            return x is y or self.alike and same(x, y)
 
-        alone = [x for x in va if any(same(f, y) for f in (x, *(x.all_of if _is_node_meet(x) else ())) for y in vb)]
+        alone = [x for x in va if any(alike(f, y) for f in (x, *(x.all_of if _is_node_meet(x) else ())) for y in vb)]
         if alone:
             va = [x for x in va if not any(x is a for a in alone)]
-            vb = [y for y in vb if not any(same(y, a) for a in alone)]
+            vb = [y for y in vb if not any(alike(y, a) for a in alone)]
         pairs = [(x, ANY) for x in alone if _meets(kinds, kinds_of(x.types))]
         pairs += [(x, y) for x in va if _meets(kinds, kinds_of(x.types))
                   for y in vb if _meets(kinds_of(x.types), kinds_of(y.types), kinds)]
@@ -352,18 +294,14 @@ class Meet:
         names = list(a.properties) + [n for n in b.properties if n not in a.properties]
         return {name: meet(side(a, name), side(b, name)) for name in names}
 
-    def alike_nodes(self, x: Node, y: Node) -> bool:
-        """Whether ``x`` and ``y`` say the same, written alike."""
-        return x is y or json_equal(self.reader.schema_of(x), self.reader.schema_of(y))
-
     def same_list(self, x: list, y: list) -> bool:
-        return len(x) == len(y) and all(self.alike_nodes(p, q) for p, q in zip(x, y))
+        return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
 
     def negation(self, x: Node, y: Node) -> bool:
         """Whether ``y`` is ``{"not": x}``, ``x`` written twice (a ``oneOf`` branch met with the
         complement of another that says the same of a name): nothing satisfies both."""
         return (x is not ANY and x is not NEVER and y.not_ is not None and said(y).keys() == {"not_"}
-                and self.alike_nodes(y.not_, x))
+                and same(y.not_, x))
 
     def arrays(self, a: ArrayRules, b: ArrayRules) -> ArrayRules:
         out = ArrayRules()
@@ -379,7 +317,7 @@ class Meet:
             return out
         if a.contains is None:
             out.contains, out.min_contains, out.max_contains = b.contains, b.min_contains, b.max_contains
-        elif self.alike_nodes(a.contains, b.contains):
+        elif same(a.contains, b.contains):
             # the same contains: matched between the larger least and the smaller most
             out.min_contains = max(a.min_contains, b.min_contains)
             out.max_contains = _tighter(a.max_contains, b.max_contains, min)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urljoin, urlsplit
 
 from compiler.errors import InvalidSchema, UnsupportedKeyword
-from compiler.keywords import MARKERS, ONE_SCHEMA, SCHEMA_HOLDERS, SCHEMA_LISTS, SCHEMA_MAPS, subschemas, with_subschemas
+from compiler.keywords import ONE_SCHEMA, SCHEMA_HOLDERS, SCHEMA_LISTS, SCHEMA_MAPS, subschemas, with_subschemas
 
 _NAMING = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})  # what may name a schema (``_index``)
 _MODERN = ("2019-09", "2020-12")
@@ -128,9 +128,8 @@ class SchemaDocument:
         self._id_words = (id_word,) if named else ("$id", "id")
         # keywords another draft has and this one does not: unknown words here, so ignored. A
         # document naming no draft keeps every keyword: ignoring draft 7's `dependencies` there would
-        # widen the language its author meant. The lowering's own words (``_not_values`` ...) are
-        # unknown words in any document: they mean something only where the lowering wrote them.
-        self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ())) | MARKERS
+        # widen the language its author meant.
+        self.ignored = _LATER_WORDS.get(named, frozenset({"dependencies"} if named else ()))
         # 2019-09's unevaluatedItems does not count the items `contains` matched; 2020-12's does
         self.contains_evaluates = not (isinstance(schema_uri, str) and "2019-09" in schema_uri)
         self._resources: dict[str, str] = {}          # absolute URI (no fragment) -> pointer

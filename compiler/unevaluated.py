@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from .boolean import conditional_parts
 from .errors import UnsupportedKeyword
-from .ir import ANY, NEVER, ArrayRules, Node, ObjectRules
-from .merge import both, is_trivial
+from .ir import ANY, NEVER, ArrayRules, Node, ObjectRules, make
+from .merge import both_nodes, copied, trivial
 from .refs import child
 
 KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
@@ -62,48 +62,44 @@ def _union(a: tuple, b: tuple, by_id: bool = False) -> tuple:
 
 
 class Evaluation:
-    """``rewrite(rules, where)``: the keywords ``rules`` (of the schema at pointer ``where``
-    in ``document``, before ``expand``) with the unevaluated keywords replaced by ``allOf`` parts."""
+    """``rewrite(node, where)``: ``node`` (the schema at pointer ``where`` in ``document``, its
+    conditionals not yet expanded) with its unevaluated keywords replaced by ``allOf`` parts."""
 
-    def __init__(self, document, reader):
+    def __init__(self, document):
         self.doc = document
-        self.read = reader.of  # a schema's node
-        self.written = reader.schema_of  # a node's schema (a conditional's case, ``conditional_parts``)
 
-    def rewrite(self, rules: dict, where: str) -> dict:
-        if not any(k in rules for k in KEYWORDS):
-            return rules
-        node = self.read(rules)
-        rest = {k: v for k, v in rules.items() if k not in KEYWORDS}
-        parts = list(rest.get("allOf", ()))
-        for keyword in KEYWORDS:
-            if keyword not in rules or is_trivial(rules[keyword]):
+    def rewrite(self, node: Node, where: str) -> Node:
+        if not node.unevaluated:
+            return node
+        out = copied(node)
+        out.unevaluated, out.unevaluated_properties, out.unevaluated_items = False, None, None
+        parts = list(node.all_of)
+        for keyword, limit, rest in (("unevaluatedProperties", self.limit_properties, node.unevaluated_properties),
+                                     ("unevaluatedItems", self.limit_items, node.unevaluated_items)):
+            if rest is None or trivial(rest):
                 continue
             self._at = child(where, keyword)
-            limit = self.limit_properties if keyword == "unevaluatedProperties" else self.limit_items
-            cases = self.cases(node, keyword, where, 0, own=False)
-            options = [both(cond, limit(seen, rules[keyword])) for cond, seen in cases]
-            if any(o is True for o in options):
+            options = [both_nodes(cond, limit(seen, rest)) for cond, seen in self.cases(node, keyword, 0, own=False)]
+            if any(trivial(o) for o in options):
                 continue
-            options = [o for o in options if o is not False]
-            parts.append(options[0] if len(options) == 1 else {"anyOf": options} if options else False)
-        if parts:
-            rest["allOf"] = parts
-        return rest
+            options = [o for o in options if o is not NEVER]
+            parts.append(options[0] if len(options) == 1 else make(any_of=options) if options else NEVER)
+        out.all_of = parts
+        return out
 
     @staticmethod
-    def limit_properties(seen: Seen, schema):
+    def limit_properties(seen: Seen, rest: Node) -> Node:
         if seen.everything:
-            return True
-        return {"properties": {n: True for n in seen.names}, "patternProperties": {p: True for p in seen.patterns},
-                "additionalProperties": schema}
+            return ANY
+        return make(object={"properties": dict.fromkeys(seen.names, ANY),
+                            "pattern_properties": [(p, ANY) for p in seen.patterns], "additional": rest})
 
     @staticmethod
-    def limit_items(seen: Seen, schema):
+    def limit_items(seen: Seen, rest: Node) -> Node:
         if seen.everything:
-            return True
-        rest = {"anyOf": [*seen.contains, schema]} if seen.contains else schema
-        return {"prefixItems": [True] * seen.prefix, "items": rest} if seen.prefix else {"items": rest}
+            return ANY
+        rest = make(any_of=[*seen.contains, rest]) if seen.contains else rest
+        return make(array={"prefix": [ANY] * seen.prefix, "rest": rest})
 
     # -- cases ------------------------------------------------------------------------------------
     def evaluated(self, node: Node, keyword: str, own: bool) -> Seen:
@@ -114,24 +110,25 @@ class Evaluation:
             return Seen(names=tuple(obj.properties), patterns=tuple(p for p, _ in obj.pattern_properties),
                         everything=obj.additional is not None or own and node.unevaluated_properties is not None)
         arr = node.array or ArrayRules()
-        contains = (arr.contains.source,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()
+        contains = (arr.contains,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()
         return Seen(prefix=len(arr.prefix), contains=contains,  # (a list ``items``: the rest is additionalItems)
                     everything=arr.rest is not None or own and node.unevaluated_items is not None)
 
-    def cases(self, node: Node, keyword: str, where: str, depth: int, own: bool = True) -> list:
-        """The (condition, Seen) cases of ``node`` (the schema at ``where``) for ``keyword``."""
+    def cases(self, node: Node, keyword: str, depth: int, own: bool = True) -> list:
+        """The (condition, Seen) cases of ``node`` for ``keyword``: no case where no instance passes."""
+        if node is ANY:
+            return [(ANY, Seen())]
+        if node is NEVER:
+            return []
         if depth > MAX_DEPTH:
             raise UnsupportedKeyword(self._at, keyword, f"in-place subschemas nested over {MAX_DEPTH} deep")
-        out = [(True, self.evaluated(node, keyword, own))]
-        if node.ref is not None:
-            target_pointer, target = self.doc.resolve(node.ref_text, where)
-            out = self.product(out, self.of(target, keyword, target_pointer, depth + 1))
-        for i, part in enumerate(node.all_of + conditional_parts(node, annotated=True)):
-            out = self.product(out, self.of(part, keyword, child(where, "allOf", i), depth + 1))
+        out = [(ANY, self.evaluated(node, keyword, own))]
+        for part in ([node.ref] if node.ref is not None else []) + node.all_of + conditional_parts(node, annotated=True):
+            out = self.product(out, self.cases(part, keyword, depth + 1))
         for applicator, listed in (("anyOf", node.any_of), ("oneOf", node.one_of)):
-            branches = [[(both(self.written(b), cond), seen) for cond, seen in self.of(b, keyword, child(where, applicator, i), depth + 1)]
-                        for i, b in enumerate(listed or ())]
-            options = [(True, Seen())]
+            branches = [[(both_nodes(b, cond), seen) for cond, seen in self.cases(b, keyword, depth + 1)]
+                        for b in listed or ()]
+            options = [(ANY, Seen())]
             for branch in branches:
                 if all(seen.empty for _, seen in branch):
                     continue  # it evaluates nothing, whether it passes or not
@@ -140,28 +137,18 @@ class Evaluation:
             out = self.product(out, options)
         return out
 
-    def of(self, schema, keyword: str, where: str, depth: int) -> list:
-        """The cases of a schema or a node."""
-        if schema is True or schema is ANY:
-            return [(True, Seen())]
-        if isinstance(schema, Node):
-            return [] if schema is NEVER else self.cases(schema, keyword, where, depth)
-        if schema is False or not isinstance(schema, dict):
-            return []  # no instance passes (a malformed schema is reported by the lowering)
-        return self.cases(self.read(schema), keyword, where, depth)
-
     def product(self, left: list, right: list) -> list:
         if len(left) * len(right) > 4 * MAX_CASES:  # before the quadratic pruning below
             self.too_many()
         out = []
         for cond_a, a in left:
             for cond_b, b in right:
-                cond = both(cond_a, cond_b)
-                if cond is not False:
+                cond = both_nodes(cond_a, cond_b)
+                if cond is not NEVER:
                     out.append((cond, a | b))
         # a case that always applies and evaluates at least as much makes another redundant
         kept = [(c, s) for i, (c, s) in enumerate(out) if not any(
-            j != i and d is True and t.covers(s) and (not s.covers(t) or j < i) for j, (d, t) in enumerate(out))]
+            j != i and d is ANY and t.covers(s) and (not s.covers(t) or j < i) for j, (d, t) in enumerate(out))]
         return self.bound(kept)
 
     def bound(self, cases: list) -> list:

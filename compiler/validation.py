@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from compiler.build import Reader
 from compiler.errors import SchemaError, UnsupportedKeyword
-from compiler.ir import ABSENT, ANY, NEVER, ArrayRules, Node, ObjectRules
+from compiler.ir import ABSENT, ANY, NEVER, ArrayRules, Node, ObjectRules, subnodes
 from compiler.load import load_schema
 from compiler.refs import SchemaDocument, child, escape, pointer_of
 from compiler import trampoline
@@ -97,15 +97,28 @@ ALL = object()  # every name of an object evaluated (``Validator._evaluated``)
 class Validator:
     """A schema loaded and read once (``build``), ready to validate many instances."""
 
-    def __init__(self, schema, *, dialect: str = "portable", resources=None, document: SchemaDocument | None = None):
+    def __init__(self, schema, *, dialect: str = "portable", resources=None):
+        self._start(SchemaDocument(load_schema(schema, resources)), dialect)
+        self.schema = self.document.root  # the root as read (its draft's words only)
+        reader = Reader(self.document)
+        self.root = reader.node(self.schema, None, ())
+        reader.run()
+        self.prepare(self.root)
+
+    @classmethod
+    def of_nodes(cls, document: SchemaDocument, dialect: str) -> "Validator":
+        """A validator of nodes read from ``document`` (or made from them) elsewhere: the
+        lowering's, which judges literals against the rest of their schema (``prepare`` each
+        node before ``is_valid(instance, node)``)."""
+        out = cls.__new__(cls)
+        out._start(document, dialect)
+        return out
+
+    def _start(self, document: SchemaDocument, dialect: str) -> None:
         if dialect not in REGEX_DIALECT:
             raise ValueError(f"dialect must be 'portable' or 'spec', not {dialect!r}")
         self.dialect = dialect
-        if document is None:
-            self.document = SchemaDocument(load_schema(schema, resources))
-            schema = self.document.root
-        else:  # a schema the compiler wrote from ``document``'s: its `$ref`s mean what they mean there
-            self.document = document
+        self.document = document
         self._matchers: dict[str, object] = {}  # pattern -> its compiled automaton
         # pattern -> its automaton where some validator matches it (portable: ECMA-262 or Python's re)
         self._either: dict[str, object] = {} if dialect == "portable" else self._matchers
@@ -113,16 +126,20 @@ class Validator:
         # node -> its unevaluatedProperties, where that became too many cases: each instance's
         # evaluated names are gathered as it is validated instead (``_evaluated``)
         self._by_instance: dict[Node, Node] = {}
-        self.schema = schema  # the root as read (its draft's words only)
-        reader = Reader(self.document, written=document is not None)
-        self.root = reader.node(schema, None, ())
-        reader.run()
-        evaluation = Evaluation(self.document, reader)
-        for node in reader.nodes:  # (the list grows as unevaluated* rewrites are read)
-            self._prepare(node, reader, evaluation)
-            reader.run()
+        self._evaluation = Evaluation(document)
+        self._prepared: set[Node] = {ANY, NEVER}
 
-    def _prepare(self, node: Node, reader: Reader, evaluation: Evaluation) -> None:
+    def prepare(self, node: Node) -> None:
+        """Prepare ``node`` and every node it reaches, once each (``_prepare``)."""
+        todo = [node]
+        while todo:
+            node = todo.pop()
+            if node not in self._prepared:
+                self._prepared.add(node)
+                self._prepare(node)
+                todo += reversed(subnodes(node) + self._unevaluated.get(node, []))  # (depth first, in document order)
+
+    def _prepare(self, node: Node) -> None:
         """Compile ``node``'s patterns, load its format's checker and read its unevaluated keywords'
         rewrite: refuse here what the compiler refuses."""
         where = lambda: pointer_of(node.path)  # noqa: E731
@@ -148,17 +165,14 @@ class Validator:
                     self._matcher(pattern, child(where(), "patternProperties", pattern), node.via)
         if not node.unevaluated:
             return
-        rules = node.source
         try:
-            written = evaluation.rewrite(rules, where())
+            rewritten = self._evaluation.rewrite(node, where())
         except TooManyCases as exc:  # more than the compile's bound: judged instance by instance instead
-            if exc.keyword != "unevaluatedProperties" or "unevaluatedItems" in rules:
+            if exc.keyword != "unevaluatedProperties" or node.unevaluated_items is not None:
                 raise
             self._by_instance[node] = node.unevaluated_properties
             return
-        place = (node.path, "/unevaluatedProperties")
-        self._unevaluated[node] = [reader.node(value, place, node.via)
-                                   for value in written.get("allOf", [])[len(rules.get("allOf", ())):]]
+        self._unevaluated[node] = rewritten.all_of[len(node.all_of):]
 
     def _matcher(self, pattern: str, pointer: str, via):
         """The compiler's own automaton for ``pattern`` (ECMA-262 search): the same meaning, the same refusals."""
@@ -173,14 +187,14 @@ class Validator:
 
     # -- validation -------------------------------------------------------------------------------
 
-    def errors(self, instance) -> list[str]:
-        """Every error of `instance`, in document order of the instance."""
+    def errors(self, instance, node: Node | None = None) -> list[str]:
+        """Every error of `instance` against the root (or ``node``, prepared), in document order of the instance."""
         problems = _json_problems(instance)
         if problems:
             return problems
         seen: dict = {}  # (id of a node, id of a value) -> (path, its errors): each judged once
         try:
-            return trampoline.run(self._visit(instance, self.root, None, False), lambda request: self._once(request, seen))
+            return trampoline.run(self._visit(instance, self.root if node is None else node, None, False), lambda request: self._once(request, seen))
         finally:
             seen.clear()
 
@@ -203,8 +217,8 @@ class Validator:
         seen[key] = (path, errors)
         return errors
 
-    def is_valid(self, instance) -> bool:
-        return not self.errors(instance)
+    def is_valid(self, instance, node: Node | None = None) -> bool:
+        return not self.errors(instance, node)
 
     def _visit(self, instance, node: Node, path, loose: bool):
         """Generator: yields ``(instance, node, path, loose)`` for each child check, returns the

@@ -400,10 +400,10 @@ def test_a_schemas_underscore_words_are_unknown_keywords():
                                          ("_some_member", [{"names": True, "value": False}]), ("_extra_witness", 1),
                                          ("_contains_also", [{"type": "string"}])])
 def test_the_lowerings_own_words_are_unknown_words_in_a_schema(word, value):
-    """The lowering marks what it writes with a few words of its own (``keywords.LOWERING_WORDS``);
-    in a user's schema they are unknown words like any other: ignored by ``compile`` and ``validate``
-    alike, here, under ``$ref``, under ``not`` and in a draft 7 document. (``_not_integer`` had
-    refused ``3``, ``_extra_witness`` had crashed.)"""
+    """The words the lowering once wrote a complement's leaves in (``_not_values`` ...) are unknown
+    words in a user's schema like any other: ignored by ``compile`` and ``validate`` alike, here,
+    under ``$ref``, under ``not`` and in a draft 7 document. (``_not_integer`` had refused ``3``,
+    ``_extra_witness`` had crashed.)"""
     docs = [3, 3.5, "a", "b", None, {}, {"a": 1}, [], ["a"], [1]]
     for schema in ({word: value}, {"$defs": {"d": {word: value}}, "$ref": "#/$defs/d"},
                    {"not": {word: value, "type": "integer"}},
@@ -533,7 +533,7 @@ def _reader(schema=True):
     from compiler.build import Reader
     from compiler.refs import SchemaDocument
 
-    return Reader(SchemaDocument(schema), written=True).of
+    return Reader(SchemaDocument(schema)).of
 
 
 def _conditional(test_value, required_in_test, then, else_):

@@ -247,17 +247,19 @@ def test_compiling_leaves_the_garbage_collector_as_it_found_it(enabled):
 
 def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_disjoint():
     """Branches pinning a required property to different values are disjoint even when each pin
-    is met with the schema's own enum of that property (a lazy meet, ``merge.both``: an ``allOf``
-    underneath), so exactly-one needs no complement there (whose names came first in the order)."""
+    is met with the schema's own enum of that property (a lazy meet, ``merge.both_nodes``: an
+    ``allOf`` underneath), so exactly-one needs no complement there (whose names came first in the order)."""
     from compiler.build import Reader
-    from compiler.merge import both
+    from compiler.ir import Node, make
+    from compiler.merge import both_nodes
     from compiler.one_of import exact_branches, overlaps
     from compiler.refs import SchemaDocument
 
     own = {"type": "string", "enum": ["A", "B", "C"]}
-    met = [{"type": "object", "required": ["type"], "properties": {"type": both(own, {"enum": [v]}), "unit": {"const": v}}}
-           for v in "ABC"]
-    read = Reader(SchemaDocument(True), written=True).of
+    reader = Reader(SchemaDocument(True))
+    read = lambda schema: schema if isinstance(schema, Node) else reader.of(schema)  # noqa: E731 (as ``Lowering.read``)
+    met = [make(types=("object",), object={"required": ["type"], "properties": {
+        "type": both_nodes(read(own), read({"enum": [v]})), "unit": read({"const": v})}}) for v in "ABC"]
     assert exact_branches(met, read) == met
     assert overlaps(met, read) == [set(), set(), set()]
     schema = {"type": "object", "properties": {"type": own, "id": {"type": "string"}}, "required": ["type", "id"],
