@@ -28,6 +28,7 @@ PATTERN_TESTS = ["tests/test_patterns.py"]
 EVALUATION_TESTS = ["tests/test_unevaluated.py::test_unevaluated_properties_agree_with_jsonschema",
                     "tests/test_unevaluated.py::test_unevaluated_items_agree_with_jsonschema", "tests/test_refs.py",
                     "tests/test_unevaluated.py::test_past_the_case_bound_the_validator_judges_each_instance",
+                    "tests/test_unevaluated.py::test_literals_are_judged_by_the_keywords_below_them",
                     "tests/test_drafts.py"]
 
 PATTERN_MUTATIONS = [
@@ -77,7 +78,7 @@ BOOLEAN_MUTATIONS = [
     ("an enum's filter: a second contains unread", "compiler/validation.py",
      "for wanted in rules.contains_also:", "for wanted in ():"),
     ("a name's schema met with any negation allows nothing", "compiler/merge.py",
-     "and self.alike_nodes(y.not_, x))", "and True)"),
+     "and same(y.not_, x))", "and True)"),
     ("a union beside a closed object always implied", "compiler/merge.py",
      "and all(sub is NEVER and rules_out(rules, n) for n, sub in b.object.properties.items())", "and True"),
     ("a closed object rules out its own names", "compiler/merge.py",
@@ -133,7 +134,7 @@ BOOLEAN_MUTATIONS = [
      'return (frozenset() if obj.required else frozenset([name])), {}, {name: keys}',
      'return frozenset([name]), {}, {name: keys}'),
     ("anyOf product: branches of the same types taken for the same branch", "compiler/merge.py",
-     "return x is y or self.alike and self.alike_nodes(x, y)",
+     "return x is y or self.alike and same(x, y)",
      "return x is y or self.alike and kinds_of(x.types) == kinds_of(y.types)"),
 ]
 
@@ -209,10 +210,12 @@ EVALUATION_MUTATIONS = [
      'self.product(options, branch) if applicator == "anyOf" else branch', "branch"),
     ("an anyOf branch's case holds without the branch", "compiler/unevaluated.py",
      "branches = [[(both_nodes(b, cond), seen)", "branches = [[(cond, seen)"),
+    ("a literal judged without its schema's unevaluated keywords", "compiler/lower.py",
+     "        self._validator.prepare(node)\n", "        pass\n"),
     ("a dependency's case holds without its name", "compiler/boolean.py",
      'present = make(object={"required": [name]}, all_of=[present])', "present = make(all_of=[present])"),
     ("contains evaluates nothing", "compiler/unevaluated.py",
-     "contains = (arr.contains.source,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()",
+     "contains = (arr.contains,) if arr.contains is not None and not arr.listed and self.doc.contains_evaluates else ()",
      "contains = ()"),
     ("a nested unevaluated keyword evaluates nothing more", "compiler/unevaluated.py",
      "everything=obj.additional is not None or own and node.unevaluated_properties is not None)",

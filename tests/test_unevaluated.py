@@ -56,6 +56,7 @@ HAND_WRITTEN = [
     {"properties": {"a": {"properties": {"b": {}}, "unevaluatedProperties": False}}, "unevaluatedProperties": False},
     {"allOf": [{"properties": {"a": {}}}, {"unevaluatedProperties": False}]},  # a cousin is not seen
     {"additionalProperties": {"type": "integer"}, "unevaluatedProperties": False},
+    {"enum": [{"a": 1}, {"b": 1}, {"a": "s", "b": 1}], "properties": {"a": {}}, "unevaluatedProperties": False},  # literals judged
 ]
 
 HAND_WRITTEN_ITEMS = [
@@ -66,6 +67,7 @@ HAND_WRITTEN_ITEMS = [
     {"if": {"prefixItems": [{"const": 1}]}, "then": {"prefixItems": [True, True]}, "unevaluatedItems": False},
     {"items": {"type": "integer"}, "unevaluatedItems": False},
     {"oneOf": [{"contains": {"const": 1}}, {"prefixItems": [{"type": "string"}]}], "unevaluatedItems": {"type": "null"}},
+    {"enum": [[1], [1, "s"], []], "prefixItems": [{}], "unevaluatedItems": False},  # literals judged
 ]
 
 
@@ -185,3 +187,18 @@ def test_deep_in_place_nesting_is_bounded():
         constrain.compile(schema, cache=False)
     with pytest.raises(constrain.UnsupportedKeyword, match="nested over 32 deep"):
         validate({}, schema)
+
+
+@pytest.mark.parametrize("schema", [
+    {"enum": [{"x": {"a": 1}}, {"x": {"b": 1}}], "properties": {"x": {"properties": {"a": {}}, "unevaluatedProperties": False}}},
+    {"enum": [[{"a": 1}], [{"b": 1}]], "items": {"properties": {"a": {}}, "unevaluatedProperties": False}},
+    {"enum": [[[1]], [[1, 2]]], "items": {"prefixItems": [{}], "unevaluatedItems": False}},
+    {"enum": [{"x": "2020-01-01"}, {"x": "no"}], "additionalProperties": {"format": "date"}}])
+def test_literals_are_judged_by_the_keywords_below_them(schema):
+    """An enum's values are judged against the rest of their schema, down to the unevaluated
+    keywords and formats of the values inside them (the lowering's validator prepares each node it reaches)."""
+    schema = {"$schema": DRAFT, **schema}
+    grammar = constrain.compile(schema, property_order="any", cache=False)
+    reference = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    verdicts = [grammar.accepts(json.dumps(v, separators=(",", ":"))) for v in schema["enum"]]
+    assert verdicts == [reference.is_valid(v) for v in schema["enum"]] == [True, False]
