@@ -63,7 +63,7 @@ class Complement:
     """``complement(schema, slot)``: the node of exactly the JSON values ``schema`` (a node or a
     schema object) rejects.
 
-    ``follow(schema, slot)`` resolves a ``$ref`` (returning the target and its slot);
+    ``follow(node, slot)`` is the target of ``node``'s ``$ref`` and its slot;
     ``expanded(node, pointer)`` reads a node's keywords as the lowering does (``Lowering.expanded_node``);
     ``read(schema)`` is a schema's node (``Lowering.read``), whose fields the complement negates one
     at a time. Each node's complement is made once and shared (equal branches of a union are
@@ -128,7 +128,7 @@ class Complement:
         if node.not_ is not None:
             out.append(node.not_)
         if node.ref is not None:
-            target, target_slot = self.follow({"$ref": node.ref_text}, slot)
+            target, target_slot = self.follow(node, slot)
             out.append(self(target, target_slot, depth + 1))
         for field, word in _UNCOMPLEMENTED:
             facet, _, name = field.rpartition(".")

@@ -200,7 +200,7 @@ class Reader:
                 if self._resolved is not None:
                     self._resolved[ref] = resolved
             target_pointer, target = resolved
-            node.ref_text = ref
+            node.ref_text, node.ref_pointer = ref, target_pointer
             node.ref = self.node(target, (None, target_pointer) if target_pointer else None, via + (ref,))
             self._targets.append(node.ref)
 

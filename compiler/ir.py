@@ -98,6 +98,7 @@ class Node:
     array: ArrayRules | None = None
     ref: Node | None = None            # the ``$ref`` target
     ref_text: str | None = None
+    ref_pointer: str = ""              # the target's JSON pointer (where its problems are worded)
     all_of: list = []
     any_of: list | None = None
     one_of: list | None = None
@@ -120,7 +121,7 @@ NEVER = Node()
 NEVER.source = False
 
 
-_WHERE = frozenset(("source", "path", "via", "ref"))  # where a node was met, not what it says (a $ref by its text)
+_WHERE = frozenset(("source", "path", "via", "ref", "ref_pointer"))  # where a node was met, not what it says (a $ref by its text)
 _REF_TEXT = frozenset({"ref_text"})
 FOLLOW_MAX = 64  # lone references followed in a row (``build`` refuses a loop of them)
 

@@ -83,7 +83,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # them, and a bound method would make a cycle only the collector frees, with every table
         # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
-        self.complement = Complement(lambda schema, slot: me.follow_ref(schema, slot),
+        self.complement = Complement(lambda node, slot: me.ref_target(node, slot),
                                      lambda node, pointer: me.expanded_node(node, pointer), lambda schema: me.read(schema))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
@@ -238,16 +238,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             node = self.read(schema) if isinstance(schema, (dict, Node)) else None
             if node is None or not lone_ref(node):
                 return schema, slot
-            ref = node.ref_text
-            pointer, schema = self.doc.resolve(ref, slot.pointer)
-            slot = Slot(pointer, slot.via + (ref,))
+            schema, slot = self.ref_target(node, slot)
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
 
-    def follow_ref(self, schema: dict, slot: Slot):
-        """A ``$ref``'s target and its slot (for the complement, which inlines references)."""
-        ref = schema["$ref"]
-        pointer, target = self.doc.resolve(ref, slot.pointer, slot.via)
-        return target, Slot(pointer, slot.via + (ref,))
+    @staticmethod
+    def ref_target(node: Node, slot: Slot) -> tuple[Node, Slot]:
+        """The target of ``node``'s ``$ref`` (resolved where the schema was read) and its slot."""
+        return node.ref, Slot(node.ref_pointer, slot.via + (node.ref_text,))
 
     def key_pattern(self, pattern: str, slot: Slot, either: bool = False):
         """A patternProperties pattern as a scalar automaton, in the options' regex dialect: the
@@ -290,8 +287,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             return self.literals(node, slot, src, dst)
         if node.ref is not None:
             ref = node.ref_text
-            target_ptr, target = self.doc.resolve(ref, slot.pointer)
-            target_slot = Slot(target_ptr, slot.via + (ref,))
+            target, target_slot = self.ref_target(node, slot)
             if lone_ref(node):
                 return self.call(target, target_slot, src, dst)
             rest = copied(node)
@@ -475,12 +471,12 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                 if ref in seen or len(seen) > 32:
                     raise UnsupportedKeyword(slot.pointer, "$ref", "a recursive reference merged with other keywords", slot.via)
                 seen.append(ref)
-                target_pointer, target = self.doc.resolve(ref, slot.pointer)
+                target, target_slot = self.ref_target(n, slot)
                 rest = copied(n)
                 rest.ref = rest.ref_text = None
-                if target is False:
+                if target is NEVER:
                     return NEVER
-                target = self.expanded_node(self.reader.of(target), target_pointer)
+                target = self.expanded_node(target, target_slot.pointer)
                 n = target if trivial(rest) else rest if target is ANY else Meet(
                     slot.pointer, matches, False)(rest, target)
             return n

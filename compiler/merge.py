@@ -142,14 +142,14 @@ class Meet:
             elif field == "not_":  # neither: not (a or b), one list however many meet
                 out.not_ = Node()
                 out.not_.any_of = [*branches(mine), theirs]
-            elif field == "ref_text" and mine != theirs:
+            elif field == "ref_text" and (mine != theirs or a.ref is not b.ref):
                 raise UnsupportedKeyword(self.pointer, "$ref", "appears in several allOf branches with different values")
             elif field in _ONE_SIDE and not same(mine, theirs):
                 # (conditionals and unevaluated keywords are rewritten before: ``expanded``)
                 raise UnsupportedKeyword(self.pointer, _ONE_SIDE[field],
                                          "appears in several allOf branches with different values")
         if b.ref is not None and a.ref is None:
-            out.ref = b.ref
+            out.ref, out.ref_pointer = b.ref, b.ref_pointer
         left, right = literal_values(a), literal_values(b)
         if left is not None and right is not None:
             out.enum, out.const = [v for v in left if json_in(v, right)], ABSENT

@@ -140,7 +140,7 @@ class ScalarLowering:
             ruled_out = self.key_language(node.not_, slot.at("not"), depth + 1)
             parts.append(chardfa.literal_strings([]) if ruled_out is None else chardfa.complement(ruled_out))
         if node.ref is not None:
-            target, target_slot = self.follow_ref({"$ref": node.ref_text}, slot)
+            target, target_slot = self.ref_target(node, slot)
             parts.append(self.key_language(target, target_slot, depth + 1))
         for i, part in enumerate(node.all_of):
             parts.append(self.key_language(part, slot.at("allOf", i), depth + 1))
