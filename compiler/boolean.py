@@ -214,11 +214,12 @@ class Complement:
         its shape, each item or member there ``{"const": ...}`` (whose own complement excludes a
         nested array or object the same way where it is lowered)."""
         if isinstance(v, list):
-            shape = {"type": "array", "minItems": len(v), "maxItems": len(v), "prefixItems": [{"const": x} for x in v]}
+            shape = make(types=("array",), array={"min_items": len(v), "max_items": len(v),
+                                                  "prefix": [make(const=x) for x in v]})
         else:
-            shape = {"type": "object", "required": list(v), "properties": {k: {"const": x} for k, x in v.items()},
-                     "additionalProperties": False}
-        return make(any_of=self.cases(self.read(shape), slot, 0))
+            shape = make(types=("object",), object={"required": list(v), "properties": {k: make(const=x) for k, x in v.items()},
+                                                    "additional": NEVER})
+        return make(any_of=self.cases(shape, slot, 0))
 
     @staticmethod
     def positions(prefix: list[Node]) -> list[Node]:

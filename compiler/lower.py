@@ -51,9 +51,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         self.doc = document
         self.options = options
         # the document read into nodes (checked, each keyword once)
-        self.reader = Reader(document)
-        self.reader.node(document.root, None, ())
-        self.reader.run()
+        reader = Reader(document)
+        self.root = reader.node(document.root, None, ())
+        reader.run()
         self.prog = Program(max_states=options.max_states, max_depth=options.max_depth)
         prelude_keys: dict = {}
         self.writes_all = not with_prelude  # lowering the prelude itself: no counted blocks (``Program.settle``)
@@ -100,7 +100,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     # -- driver ---------------------------------------------------------------------------------
     def compile(self) -> Program:
         try:
-            root = self.fragment(self.doc.root, Slot(""))
+            root = self.fragment(self.root, Slot(""))
             self._lower_queue(root)
             if self.prog.weight + sum(weight for _, _, weight in self._waiting.values()) > self.options.max_states:
                 # what waits may not fit the budget: lowered now, refused now if too large (a set
@@ -490,9 +490,7 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         """The node of a schema object or boolean (a node as it is)."""
         if isinstance(schema, Node):
             return schema
-        if not isinstance(schema, (dict, bool)):
-            raise TypeError(f"not a schema: {schema!r:.80}")
-        return self.reader.of(schema)
+        raise TypeError(f"not a node: {schema!r:.80}")
 
     def judge(self, node: Node):
         """Whether a value meets ``node``, judged by the validator (the one judge of literals)."""
