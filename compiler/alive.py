@@ -120,7 +120,6 @@ class AliveObjects:
             negated, where = node.not_, slot.at("not")
             for _ in range(MAX_UNWRAPPED):  # a union or meet of one schema is that schema (a region's complement)
                 negated, where = self.follow_refs(negated, where)
-                negated = self.read(negated)
                 if negated is ANY or negated is NEVER:
                     return None
                 negated = self.expanded_node(negated, where.pointer)
@@ -165,7 +164,7 @@ class AliveObjects:
     def _cases(self, branch, slot: Slot) -> int:
         """About how many cases the complement of ``branch`` writes: one per keyword, one per name
         it requires or gives a schema (its "none of them" meets those of every branch)."""
-        node = self.read(self.follow_refs(branch, slot)[0])
+        node = self.follow_refs(branch, slot)[0]
         if node is ANY or node is NEVER:
             return 1
         told = said(node)
@@ -181,7 +180,7 @@ class AliveObjects:
             where = where_of(i)
             todo = [self.meet_nodes(base, branch, where)]
             while todo:
-                met = self.read(self.follow_refs(todo.pop(), where)[0])
+                met = self.follow_refs(todo.pop(), where)[0]
                 if met is NEVER:
                     continue
                 met = self.met(met, where)
@@ -220,7 +219,7 @@ class AliveObjects:
         if len(branches) <= 1:
             return branches[0] if branches else None
         choice = make(one_of=branches)
-        if exact_branches(branches, self.read) is None:
+        if exact_branches(branches) is None:
             met = self.met(choice, slot)
             for case in met.any_of if isinstance(met, Node) and met.any_of is not None else ():
                 self.met(case, slot)
@@ -434,7 +433,7 @@ class AliveObjects:
     def _overlaps(self, schemas: list) -> list[set]:
         """For each of ``schemas``, the others some value may meet together with it, as far as
         ``one_of`` can prove two disjoint."""
-        return overlaps(schemas, self.read) if schemas else []
+        return overlaps(schemas) if schemas else []
 
     def lower_choice(self, choice: ObjectChoice, slot: Slot, src: int, dst: int) -> None:
         """Write ``choice``: a state per place, a member's fragment per move."""

@@ -60,25 +60,22 @@ def conditional_parts(node: Node, annotated: bool = False) -> list[Node]:
 
 
 class Complement:
-    """``complement(schema, slot)``: the node of exactly the JSON values ``schema`` (a node or a
-    schema object) rejects.
+    """``complement(node, slot)``: the node of exactly the JSON values ``node`` rejects, made by
+    negating its fields one at a time.
 
     ``follow(node, slot)`` is the target of ``node``'s ``$ref`` and its slot;
-    ``expanded(node, pointer)`` reads a node's keywords as the lowering does (``Lowering.expanded_node``);
-    ``read(schema)`` is a schema's node (``Lowering.read``), whose fields the complement negates one
-    at a time. Each node's complement is made once and shared (equal branches of a union are
-    one), so references that fan out many times over cost what the schemas do."""
+    ``expanded(node, pointer)`` reads a node's keywords as the lowering does (``Lowering.expanded_node``).
+    Each node's complement is made once and shared (equal branches of a union are one), so
+    references that fan out many times over cost what the schemas do."""
 
-    def __init__(self, follow, expanded, read):
+    def __init__(self, follow, expanded):
         self.follow = follow
         self.expanded = expanded
-        self.read = read
         self._made: dict[int, tuple] = {}  # id of a node -> (the node, its complement)
 
-    def __call__(self, schema, slot: Slot, depth: int = 0) -> Node:
+    def __call__(self, node: Node, slot: Slot, depth: int = 0) -> Node:
         if depth > MAX_REF_DEPTH:
             raise UnsupportedKeyword(slot.pointer, "not", "'not' of a schema that refers back to itself", slot.via)
-        node = self.read(schema)
         if node is ANY or node is NEVER:
             return NEVER if node is ANY else ANY
         made = self._made.get(id(node))

@@ -187,8 +187,7 @@ class ContainerLowering:
     def strings_alone(self, schema, slot: Slot, depth: int = 0) -> bool:
         """Whether ``schema`` allows no value but strings: its type, its literals, each branch of
         the union it meets into."""
-        schema, slot = self.follow_refs(schema, slot)
-        node = self.read(schema)
+        node, slot = self.follow_refs(schema, slot)
         if node is NEVER:
             return True
         met = self.met(node, slot) if node is not ANY and depth <= 8 else None
@@ -215,8 +214,7 @@ class ContainerLowering:
         ``enum`` or ``const``, booleans and null by ``type``, integers between near bounds, a union
         of such; None where none is (``distinct_items`` meets the schema with each value, so a
         superset is exact)."""
-        schema, slot = self.follow_refs(schema, slot)
-        node = self.read(schema)
+        node, slot = self.follow_refs(schema, slot)
         if node is ANY or depth > 8:
             return None
         if node is NEVER:

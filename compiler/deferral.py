@@ -51,11 +51,10 @@ _BUSY = object()
 class Deferral:
     """``verdict(schema)``: whether ``schema``'s fragment may be lowered when first reached."""
 
-    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, read, shape, past_deadline):
+    def __init__(self, document: SchemaDocument, any_order: bool, regex_dialect: str, met, shape, past_deadline):
         self.doc = document
         self.past_deadline = past_deadline  # whether the compile ran past its time: judge no more
         self.met = met  # a schema's node with its allOf met as the lowering meets it (``Lowering.met``)
-        self.read = read  # the node of a schema (``build.Reader.of``)
         self.shape = shape  # a number per schema content (``Shapes.of``)
         self.any_order = any_order
         self.regex_dialect = regex_dialect
@@ -280,7 +279,7 @@ class Deferral:
         return any(_TYPE_INHABITED[k](self, node, frames) for k in kinds)
 
     def _inhabited_sub(self, schema, frames: int) -> bool:
-        if trivial(self.read(schema)):
+        if trivial(schema):
             return frames > 0  # any value: the recursive fragment
         return _judged(schema) and self._inhabited(schema, frames)
 
@@ -315,8 +314,8 @@ class Deferral:
 
 
 def _judged(schema) -> bool:
-    """Whether ``schema`` (a node or a schema object) is judged: ``true`` and ``false`` weigh nothing."""
-    return isinstance(schema, dict) or isinstance(schema, Node) and schema is not ANY and schema is not NEVER
+    """Whether ``schema`` (a node) is judged: ``true`` and ``false`` weigh nothing."""
+    return isinstance(schema, Node) and schema is not ANY and schema is not NEVER
 
 
 def _plain_format(name) -> bool:

@@ -84,11 +84,11 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         # of the lowering in it (a third of a median compile went to that)
         me = weakref.proxy(self)
         self.complement = Complement(lambda node, slot: me.ref_target(node, slot),
-                                     lambda node, pointer: me.expanded_node(node, pointer), lambda schema: me.read(schema))
+                                     lambda node, pointer: me.expanded_node(node, pointer))
         # fragments lowered when first entered (``deferral.py``): frag -> (schema, slot, weight)
         self.deferral = Deferral(document, options.property_order == "any", REGEX_DIALECT[options.dialect],
-                                 lambda schema: me.met(schema, ROOT, quiet=True), lambda schema: me.read(schema),
-                                 lambda schema: me.content(schema), lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
+                                 lambda node: me.met(node, ROOT, quiet=True),
+                                 lambda node: me.content(node), lambda: time.monotonic() > me._deadline) if options.lazy and with_prelude else None
         self._waiting: dict[int, tuple] = {}  # frag -> (schema or ``Rest``, slot, weight)
         self.lazy_order = self.deferral is not None  # large objects in any order: sets written wait
         self._met: dict[int, object] = {}  # id of a schema -> it met (``met``)
@@ -186,19 +186,17 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             self._queue.append((frag, schema, slot))
         return frag
 
-    def schema_key(self, schema):
-        """What identifies ``schema`` (a node, or a schema object read as its node) for sharing: its
-        content (``shapes.py``) when no ``$id`` below the root can change what a ``$ref`` in it
-        means, else the node itself (kept alive, so its id stays its own)."""
+    def schema_key(self, node: Node):
+        """What identifies ``node`` for sharing: its content (``shapes.py``) when no ``$id`` below
+        the root can change what a ``$ref`` in it means, else the node itself (kept alive, so its
+        id stays its own)."""
         if self.doc.has_ids:
-            node = self.read(schema)
             self._keep[id(node)] = node
             return id(node)
-        return ("shape", self.content(schema))
+        return ("shape", self.content(node))
 
-    def content(self, schema) -> int:
-        """The number of what ``schema`` says (``shapes.py``, on its node): equal for equal contents."""
-        node = self.read(schema)
+    def content(self, node: Node) -> int:
+        """The number of what ``node`` says (``shapes.py``): equal for equal contents."""
         found = self._contents.get(id(node))
         if found is None:
             found = self._contents[id(node)] = self._shapes.of(node)
@@ -225,20 +223,18 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
     def callee(self, schema, slot: Slot) -> tuple[int | None, Slot]:
         """The fragment a value of ``schema`` calls (the shared any-value one for a schema that
         allows anything, None for ``false``), and the slot its ``$ref``s lead to."""
-        schema, slot = self.follow_refs(schema, slot)
-        node = self.read(schema)
+        node, slot = self.follow_refs(schema, slot)
         if trivial(node):
             return self.any_fragment(), slot
         return (None if node is NEVER else self.fragment(node, slot)), slot
 
-    def follow_refs(self, schema, slot: Slot):
-        """A schema (or node) that is only a ``$ref`` is its target: call the target's fragment
-        directly, so a recursion level costs one frame, not two."""
+    def follow_refs(self, node, slot: Slot):
+        """A node that is only a ``$ref`` is its target: call the target's fragment directly, so a
+        recursion level costs one frame, not two."""
         for _ in range(FOLLOW_MAX):
-            node = self.read(schema) if isinstance(schema, (dict, Node)) else None
-            if node is None or not lone_ref(node):
-                return schema, slot
-            schema, slot = self.ref_target(node, slot)
+            if not isinstance(node, Node) or not lone_ref(node):
+                return node, slot
+            node, slot = self.ref_target(node, slot)
         raise InvalidSchema(slot.pointer, "a $ref cycle that never reaches a schema", slot.via)
 
     @staticmethod
@@ -268,12 +264,11 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return self.prog.new_state(self.prog.owner[src])
 
     # -- one JSON value -------------------------------------------------------------------------
-    def value(self, schema, slot: Slot, src: int, dst: int) -> None:
-        """One value of ``schema`` (a node, or a schema object read as its node) from ``src`` to ``dst``."""
+    def value(self, node, slot: Slot, src: int, dst: int) -> None:
+        """One value of ``node`` (or of an object decided member by member) from ``src`` to ``dst``."""
         self._slot = slot
-        if isinstance(schema, ObjectChoice):  # (met where it was queued)
-            return self.lower_choice(schema, slot, src, dst)
-        node = self.read(schema)
+        if isinstance(node, ObjectChoice):  # (met where it was queued)
+            return self.lower_choice(node, slot, src, dst)
         if node is ANY:
             return self.any_value(src, dst)
         if node is NEVER:
@@ -323,14 +318,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
             return
         self.typed(node, slot, src, dst)
 
-    def met(self, schema, slot: Slot, quiet: bool = False):
-        """The node of ``schema`` with a top-level ``allOf`` met into one node, then made the
+    def met(self, node: Node, slot: Slot, quiet: bool = False):
+        """``node`` with a top-level ``allOf`` met into one node, then made the
         ``anyOf`` of what ``value`` lowers in its place (``branched``), again while that changes it
         (a few rounds); any other as it is. Met once per node, for the deferral (which judges
         what will be lowered, ``quiet``: a meeting that raises is left to the lowering, which
         raises it with its place; NEVER where nothing meets) and for the lowering, now or when
         first entered."""
-        node = self.read(schema)
         for _ in range(MET_ROUNDS):  # a meeting may leave a lazy meet or a 'not' to take up again
             found = self._met_once(node, slot, quiet)
             if found is NEVER:  # nothing meets: the deferral hears so, ``value`` says why
@@ -399,13 +393,13 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         rest = copied(node)
         rest.one_of, rest.one_of_first = None, False
         met = [self.meet_nodes(rest, b, slot.at("oneOf", i)) for i, b in enumerate(node.one_of)]
-        exact = exact_branches(met, self.read)
+        exact = exact_branches(met)
         if exact is not None:
             return exact
         choice = self.objects_alive(node, slot)
         if choice is not None:
             return choice
-        alone = exactly_one(node.one_of, overlaps(met, self.read))
+        alone = exactly_one(node.one_of, overlaps(met))
         return [self.meet_nodes(rest, b, slot.at("oneOf", i)) for i, b in enumerate(alone)]
 
     def outside(self, node: Node, slot: Slot) -> list:
@@ -448,10 +442,9 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
                 return NEVER
         return merged
 
-    def meet_nodes(self, a: Node, b, slot: Slot) -> Node:
+    def meet_nodes(self, a: Node, b: Node, slot: Slot) -> Node:
         """The node meeting ``a`` and ``b`` (a schema or a node; ``$ref``s inlined, up to a bound),
         NEVER where no value can meet both. Chains of meets stay nodes, written once at their end."""
-        b = self.read(b)
         if b is ANY:
             return a
         if b is NEVER:
@@ -485,12 +478,6 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         if a is NEVER or b is NEVER:
             return NEVER
         return Meet(slot.pointer, matches, alike=not self.doc.has_ids)(a, b)
-
-    def read(self, schema) -> Node:
-        """The node of a schema object or boolean (a node as it is)."""
-        if isinstance(schema, Node):
-            return schema
-        raise TypeError(f"not a node: {schema!r:.80}")
 
     def judge(self, node: Node):
         """Whether a value meets ``node``, judged by the validator (the one judge of literals)."""

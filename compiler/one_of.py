@@ -215,19 +215,18 @@ def _read_object_facts(node: Node, depth: int, memo: dict) -> tuple[set, dict, d
     return required, pins, texts
 
 
-def _read(branches: list, read) -> tuple[list, list[set[str]], list[tuple]]:
-    """Each branch's node (``read``; a top-level ``$ref`` followed), the types it admits and its
-    ``_object_facts``."""
-    nodes = [followed(read(b)) for b in branches]
+def _read(branches: list) -> tuple[list, list[set[str]], list[tuple]]:
+    """Each branch's node (a top-level ``$ref`` followed), the types it admits and its ``_object_facts``."""
+    nodes = [followed(b) for b in branches]
     kinds_memo: dict = {}
     facts_memo: dict = {}
     return nodes, [_admitted_kinds(n, 0, kinds_memo) for n in nodes], [_object_facts(n, 0, facts_memo) for n in nodes]
 
 
-def exact_branches(branches: list, read) -> list | None:
+def exact_branches(branches: list) -> list | None:
     """The branches, each narrowed (as a node) to the types where it is the only match; ``None``
-    if unproven. ``read(branch)``: the branch's node (``build.Reader.of``)."""
-    nodes, kinds, facts = _read(branches, read)
+    if unproven."""
+    nodes, kinds, facts = _read(branches)
     keep = [set(k) for k in kinds]
     for kind in KINDS:
         admitting = [i for i, ks in enumerate(kinds) if kind in ks]
@@ -250,15 +249,14 @@ def exact_branches(branches: list, read) -> list | None:
             out.append(branch)
         else:
             types = sorted(after | ({"integer"} if "number" in after else set()))
-            out.append(make(all_of=[read(branch), make(types=tuple(types))]))
+            out.append(make(all_of=[branch, make(types=tuple(types))]))
     return out
 
 
-def overlaps(branches: list, read) -> list[set[int]]:
+def overlaps(branches: list) -> list[set[int]]:
     """For each branch, the other branches a value might meet too (not proven disjoint from it):
-    exactly one holds when a branch does and none of those do, the rest being ruled out already.
-    ``read(branch)``: the branch's node (``build.Reader.of``)."""
-    nodes, kinds, facts = _read(branches, read)
+    exactly one holds when a branch does and none of those do, the rest being ruled out already."""
+    nodes, kinds, facts = _read(branches)
     out: list[set[int]] = [set() for _ in branches]
     for i, a in enumerate(nodes):
         for j in range(i + 1, len(nodes)):

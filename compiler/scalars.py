@@ -130,8 +130,7 @@ class ScalarLowering:
         if depth > KEY_DEPTH:
             raise UnsupportedKeyword(slot.pointer, "propertyNames", f"propertyNames nested over {KEY_DEPTH} deep "
                                      "(or referring back to themselves)", slot.via)
-        schema, slot = self.follow_refs(schema, slot)
-        node = self.read(schema)
+        node, slot = self.follow_refs(schema, slot)
         if node is ANY or node is NEVER:
             return None if node is ANY else chardfa.literal_strings([])
         node = self.expanded_node(node, slot.pointer)

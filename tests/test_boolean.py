@@ -528,6 +528,11 @@ def test_a_reference_negated_is_read_where_it_is_written():
     assert not grammar.accepts("{}") and not grammar.accepts('{"v":null}') and not grammar.accepts("3")
 
 
+def _nodes(schemas: list, read) -> list:
+    """Each of ``schemas`` as its node (``read``: ``_reader``'s)."""
+    return [read(s) for s in schemas]
+
+
 def _reader(schema=True):
     """What the lowering hands ``one_of``: the node of a schema, read in ``schema``'s document."""
     from compiler.build import Reader
@@ -607,21 +612,21 @@ def test_one_of_disjoint_by_what_every_branch_of_a_branch_pins_or_an_additional_
     for doc in docs:
         assert grammar.accepts(json.dumps(doc, separators=(",", ":"))) == oracle.is_valid(doc), doc
     read = _reader(schema)  # (a lone $ref is followed to its target)
-    assert overlaps([{"$ref": "#/$defs/repository"}, flag], read) == [set(), set()]
+    assert overlaps(_nodes([{"$ref": "#/$defs/repository"}, flag], read)) == [set(), set()]
     some = {"type": "object", "anyOf": [{"required": ["x"]}, {"required": ["x", "y"]}]}
-    assert overlaps([some, {"type": "object", "properties": {"x": False}}], _reader()) == [set(), set()]
+    assert overlaps(_nodes([some, {"type": "object", "properties": {"x": False}}], _reader())) == [set(), set()]
     some["anyOf"][1] = {"required": ["y"]}  # x is required by one branch only
-    assert overlaps([some, {"type": "object", "properties": {"x": False}}], _reader()) == [{1}, {0}]
+    assert overlaps(_nodes([some, {"type": "object", "properties": {"x": False}}], _reader())) == [{1}, {0}]
     pinned = {"type": "object", "required": ["t"], "properties": {"t": {"enum": [1, "a"]}}}
-    assert overlaps([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], _reader()) == [set(), set()]
+    assert overlaps(_nodes([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], _reader())) == [set(), set()]
     pinned["properties"]["t"]["enum"].append(False)  # false is an additional value too
-    assert overlaps([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], _reader()) == [{1}, {0}]
+    assert overlaps(_nodes([pinned, {"type": "object", "additionalProperties": {"enum": [False]}}], _reader())) == [{1}, {0}]
     # what a lone $ref leads to is what pins a branch, or a name's value
     defs = {"$defs": {"a": {"enum": [1, "x"]}, "b": {"const": 2}, "t": {"type": "object", "properties": {"k": {"$ref": "#/$defs/b"}}}}}
     read = _reader(defs)
-    assert overlaps([{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}], read) == [set(), set()]
-    assert overlaps([{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}, {"$ref": "#/$defs/t"}], read) == [set(), set()]
-    assert overlaps([{"$ref": "#/$defs/a"}, {"enum": [2, "x"]}], read) == [{1}, {0}]
+    assert overlaps(_nodes([{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}], read)) == [set(), set()]
+    assert overlaps(_nodes([{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}, {"$ref": "#/$defs/t"}], read)) == [set(), set()]
+    assert overlaps(_nodes([{"$ref": "#/$defs/a"}, {"enum": [2, "x"]}], read)) == [{1}, {0}]
 
 
 _KEYS = ["a", "b", "ab", "ba", "xa", "bb", "c"]
@@ -739,9 +744,9 @@ def test_one_of_disjoint_where_key_patterns_leave_a_required_name_out():
     oid = {"type": "object", "properties": {"$oid": {"type": "string"}}, "required": ["$oid"], "additionalProperties": False}
     schema = {"$defs": {"value": {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/oid"}, {"$ref": "#/$defs/sub"}]},
                         "oid": oid, "sub": sub}, "$ref": "#/$defs/value"}
-    assert overlaps([sub, oid], _reader(schema)) == [set(), set()]
+    assert overlaps(_nodes([sub, oid], _reader(schema))) == [set(), set()]
     loose = {**sub, "patternProperties": {"^[^x]": {}}}  # "$oid" matches: may overlap
-    assert overlaps([loose, oid], _reader(schema)) == [{1}, {0}]
+    assert overlaps(_nodes([loose, oid], _reader(schema))) == [{1}, {0}]
     grammar = constrain.compile(schema, whitespace="compact", cache=False)
     oracle = jsonschema.Draft202012Validator(schema)
     for doc in ({"a": {"$oid": "x"}}, {"a": {"b": "c"}}, {"$oid": "x"}, {"$oid": 1}, {"a": {"$oid": "x", "b": "c"}},

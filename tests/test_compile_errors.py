@@ -250,18 +250,17 @@ def test_one_of_pinned_by_a_required_enum_met_with_the_schemas_own_is_proven_dis
     is met with the schema's own enum of that property (a lazy meet, ``merge.both_nodes``: an
     ``allOf`` underneath), so exactly-one needs no complement there (whose names came first in the order)."""
     from compiler.build import Reader
-    from compiler.ir import Node, make
+    from compiler.ir import make
     from compiler.merge import both_nodes
     from compiler.one_of import exact_branches, overlaps
     from compiler.refs import SchemaDocument
 
     own = {"type": "string", "enum": ["A", "B", "C"]}
-    reader = Reader(SchemaDocument(True))
-    read = lambda schema: schema if isinstance(schema, Node) else reader.of(schema)  # noqa: E731 (as ``Lowering.read``)
+    read = Reader(SchemaDocument(True)).of
     met = [make(types=("object",), object={"required": ["type"], "properties": {
         "type": both_nodes(read(own), read({"enum": [v]})), "unit": read({"const": v})}}) for v in "ABC"]
-    assert exact_branches(met, read) == met
-    assert overlaps(met, read) == [set(), set(), set()]
+    assert exact_branches(met) == met
+    assert overlaps(met) == [set(), set(), set()]
     schema = {"type": "object", "properties": {"type": own, "id": {"type": "string"}}, "required": ["type", "id"],
               "dependencies": {"type": {"oneOf": [{"properties": {"type": {"enum": [v]}, "unit": {"const": v}}} for v in "ABC"]}}}
     g = constrain.compile(schema, whitespace="compact", cache=False)
