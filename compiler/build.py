@@ -69,8 +69,8 @@ def build(doc: SchemaDocument, root=None) -> Node:
 
 
 class Reader:
-    """Reads schema objects into nodes; ``node`` may be called again after ``run`` (a schema object
-    the lowering reaches by a ``$ref`` it resolves itself), then ``run`` again."""
+    """Reads schema objects into nodes: ``node`` for each root, then ``run`` (and again, for
+    more roots of the same document: ``of``)."""
 
     def __init__(self, doc: SchemaDocument):
         self.doc = doc
@@ -95,8 +95,8 @@ class Reader:
         return found
 
     def of(self, value) -> Node:
-        """The node of ``value``: as read already, else read now and known from now on (``value``,
-        a schema the lowering wrote, is not changed once read; ``nodes`` keeps it alive)."""
+        """The node of ``value``, a schema object of the document: as read already, else read now
+        (several schemas of one document read as one graph, as the ``oneOf`` proofs' tests do)."""
         found = self.node(value, None, ())
         if self._pending:
             self.run()

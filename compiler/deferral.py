@@ -12,7 +12,7 @@ change nothing that compiling says or decides:
 - it is *inhabited*: some value satisfies it, so its start is live before it is lowered.
 
 The answer is conservative (a fragment it does not vouch for is lowered at compile, as before) and
-memoised per schema object.
+memoised per node.
 """
 
 from __future__ import annotations

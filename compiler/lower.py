@@ -443,8 +443,8 @@ class Lowering(ScalarLowering, ContainerLowering, AnyOrderLowering, AliveObjects
         return merged
 
     def meet_nodes(self, a: Node, b: Node, slot: Slot) -> Node:
-        """The node meeting ``a`` and ``b`` (a schema or a node; ``$ref``s inlined, up to a bound),
-        NEVER where no value can meet both. Chains of meets stay nodes, written once at their end."""
+        """The node meeting nodes ``a`` and ``b`` (``$ref``s inlined, up to a bound), NEVER where no
+        value can meet both."""
         if b is ANY:
             return a
         if b is NEVER:
